@@ -1,0 +1,114 @@
+# lobes — build, test and setup.
+#
+#   make run     install missing packages (apt, when root/sudo), build, run on this machine
+#   make test    same setup, then the whole suite through prove
+#   make asan    build and test with AddressSanitizer + UBSan (in build-asan/)
+#   make goldens regenerate tests/goldens/ from the shipped profiles
+#
+# WERROR=1 turns warnings into errors (CI sets it).
+
+BUILD ?= build
+CC ?= gcc
+PKGS := libfyaml jansson libcurl libpcre2-8
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
+	-Wno-format-nonliteral -Wno-missing-field-initializers
+CFLAGS ?= -O2 -g
+CFLAGS += -std=gnu11 $(WARN) $(if $(WERROR),-Werror) $(PKG_CFLAGS) -D_GNU_SOURCE \
+	-include src/lib/util/banned.h
+LDLIBS += $(PKG_LIBS) -ldl -lm -lpthread
+
+LIB_SRC := $(sort $(shell find src/lib -name '*.c'))
+CMD_SRC := $(sort $(wildcard src/cmd/*.c))
+DATA := $(sort $(shell find data -type f))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/embedded_data.o
+CMD_OBJ := $(CMD_SRC:%.c=$(BUILD)/%.o)
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%.t)
+# Helpers the tests build: stub NVML library, stub programs, the vLLM stand-in.
+TEST_HELPERS_MK := $(wildcard tests/*.mk)
+
+DEB_PKGS := build-essential pkg-config libfyaml-dev libjansson-dev libcurl4-openssl-dev \
+	libpcre2-dev libcmocka-dev docker.io docker-compose perl
+
+.PHONY: all deps run test check asan goldens clean man bench-triage bench-bringup unit
+all: $(BUILD)/lobes
+
+# Install what is missing, through apt, when we may (root or sudo without a password).
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; elif sudo -n true 2>/dev/null; then SUDO="sudo -n"; \
+	  else echo "missing packages:$$missing (run as root or install them)"; exit 3; fi; \
+	  echo "installing:$$missing"; \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing >/dev/null || \
+	  { $$SUDO apt-get update -q >/dev/null && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing >/dev/null; } ; \
+	fi
+
+$(BUILD)/tools/embed: tools/embed.c
+	@mkdir -p $(@D)
+	$(CC) -O1 -o $@ $<
+
+$(BUILD)/embedded_data.c: $(BUILD)/tools/embed $(DATA)
+	$(BUILD)/tools/embed $@ $(DATA)
+
+$(BUILD)/embedded_data.o: $(BUILD)/embedded_data.c
+	$(CC) $(filter-out -Wmissing-prototypes,$(CFLAGS)) -c -o $@ $<
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/liblobes.a: $(LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/lobes: $(BUILD)/src/main.o $(CMD_OBJ) $(BUILD)/liblobes.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%.t: tests/unit/%.c $(BUILD)/liblobes.a $(CMD_OBJ) tests/unit/testutil.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Wno-missing-prototypes $(LDFLAGS) -o $@ $< $(CMD_OBJ) $(BUILD)/liblobes.a \
+		$(LDLIBS) $(shell pkg-config --libs cmocka)
+
+test-helpers:
+.PHONY: test-helpers test-only
+-include $(TEST_HELPERS_MK)
+
+unit: $(UNIT_BIN)
+
+run: deps
+	@$(MAKE) --no-print-directory all
+	$(BUILD)/lobes detect
+	$(BUILD)/lobes explain
+
+TEST_ENV = LOBES_BIN=$(abspath $(BUILD)/lobes) LOBES_SRC=$(CURDIR) LOBES_BUILD=$(abspath $(BUILD)) \
+	CMOCKA_MESSAGE_OUTPUT=TAP NO_COLOR=1
+TESTS ?= $(BUILD)/tests/*.t tests/cases/*.t tests/integration/*.t
+
+test: deps
+	@$(MAKE) --no-print-directory all unit test-helpers
+	@$(MAKE) --no-print-directory test-only
+
+test-only:
+	$(TEST_ENV) prove --exec env $(PROVE_FLAGS) $$(for f in $(TESTS); do [ -e "$$f" ] && echo "$$f"; done)
+
+check: test
+
+ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+asan: deps
+	@$(MAKE) --no-print-directory BUILD=build-asan CFLAGS="$(ASAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" \
+		all unit test-helpers
+	$(MAKE) --no-print-directory BUILD=build-asan CFLAGS="$(ASAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" \
+		TESTS='build-asan/tests/*.t tests/cases/*.t' test-only
+
+man: $(BUILD)/lobes
+	$(BUILD)/lobes --man > docs/lobes.1
+
+clean:
+	rm -rf build build-asan
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,61 @@
+/*
+ * cmd.h — what every subcommand gets from main(): the global options and the
+ * output helpers. A command parses its own options, calls the library, builds
+ * its result as one jansson object, and prints it as text or --json from that
+ * object. It returns an exit code; on failure it may hand an error to main
+ * through ctx->err (main prints it, nothing else does).
+ */
+#ifndef LOBES_CMD_H
+#define LOBES_CMD_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <jansson.h>
+
+#include "../lib/util/err.h"
+
+struct command;
+
+struct ctx {
+	bool json;             /* --json */
+	bool color;            /* stdout is a TTY and NO_COLOR unset and no --no-color */
+	bool dir_given;        /* --dir was on the command line */
+	char *dir;             /* deploy dir: --dir, else $LOBES_DIR, else ~/.lobes */
+	const struct command *cmd;
+	struct err *err;       /* set by a command to have main print it */
+};
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv, struct ctx *ctx);
+	const char *synopsis; /* one line: "lobes detect [--json]" */
+	const char *summary;  /* one line for `lobes --help` */
+	const char *help;     /* the options, printed by `lobes VERB -h` and the man page */
+};
+
+/* Print the usage of ctx->cmd to stream. */
+void cmd_usage(const struct ctx *ctx, FILE *stream);
+/* Report a usage error ("lobes VERB: MSG", then the synopsis) and return 2. */
+int cmd_usage_error(const struct ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Hand an error to main and return its exit code. */
+int cmd_fail(struct ctx *ctx, struct err *e);
+
+/* Print result as JSON (pretty, sorted as built) to stdout. */
+void out_json(const json_t *result);
+/* Color helpers: return the escape or "" when color is off. */
+const char *c_bold(const struct ctx *c);
+const char *c_red(const struct ctx *c);
+const char *c_yellow(const struct ctx *c);
+const char *c_green(const struct ctx *c);
+const char *c_dim(const struct ctx *c);
+const char *c_reset(const struct ctx *c);
+
+/* Getters for optional strings in a JSON object; return "" / fallback. */
+const char *jstr(const json_t *o, const char *key);
+
+#define CMD(name) int cmd_##name(int argc, char **argv, struct ctx *ctx)
+CMD(detect);
+CMD(explain);
+
+#endif

@@ -1,0 +1,3 @@
+/* explain.c — placeholder until the plan lands. */
+#include "cmd.h"
+CMD(explain) { (void)argc; (void)argv; return cmd_fail(ctx, NULL); }

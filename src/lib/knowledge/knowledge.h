@@ -1,0 +1,177 @@
+/*
+ * knowledge.h — cards, traits and profiles: data, not code.
+ *
+ * Files live in data/ (embedded in the binary at build time) and, for an
+ * operator, under <deploy-dir>/profiles/. An operator file whose `name`
+ * matches a shipped one replaces it whole (never field-merged); two files of
+ * one origin with the same name are an error. Validation is strict: every
+ * error names file:line:column and what was expected.
+ *
+ * File kinds are told apart by a top-level `kind:` key: card, trait, profile
+ * (and `defaults`, the template defaults, one file).
+ */
+#ifndef LOBES_KNOWLEDGE_H
+#define LOBES_KNOWLEDGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <jansson.h>
+
+#include "../util/err.h"
+
+enum role_id { ROLE_CORTEX, ROLE_SENSES, ROLE_HAND, ROLE_EMBEDDER, ROLE_RERANKER, ROLE__COUNT };
+enum lane { LANE_GENERATE, LANE_POOLING, LANE__COUNT };
+
+enum knob_id {
+	KNOB_MODEL,
+	KNOB_FEASIBLE,          /* "true" | "false" */
+	KNOB_GPU_MEM_UTIL,      /* (0,1], canonical "%.2f" */
+	KNOB_MAX_MODEL_LEN,     /* positive integer */
+	KNOB_QUANTIZATION,      /* method name, or "none" (no flag at all) */
+	KNOB_KV_CACHE_DTYPE,    /* "auto" | "fp8" | "fp8_e4m3" | "fp8_e5m2" | "bfloat16" */
+	KNOB_ATTENTION_BACKEND, /* "auto" (no flag) or a backend name, e.g. TRITON_ATTN */
+	KNOB_ENFORCE_EAGER,     /* "true" | "false" */
+	KNOB_MAX_NUM_SEQS,      /* positive integer */
+	KNOB__COUNT
+};
+
+const char *role_name(enum role_id r);
+int role_from_name(const char *s); /* -1 when unknown */
+enum lane role_lane(enum role_id r);
+const char *lane_name(enum lane l); /* "generate" | "pooling" */
+const char *knob_name(enum knob_id k);
+int knob_from_name(const char *s); /* -1 when unknown */
+
+struct src_pos {
+	char *file; /* "data/traits/x.yaml" or the operator path */
+	int line, col;
+};
+
+struct evidence {
+	char *kind; /* "measured" | "declared" */
+	char *date, *box, *image, *observation, *ref;
+};
+
+struct card {
+	char *name;
+	struct src_pos pos;
+	bool from_operator;
+	char *description;
+	char **name_markers;  /* strv: case-insensitive substrings of the device name */
+	char **dt_markers;    /* strv: substrings of /proc/device-tree/model */
+	char **dt_exclude;    /* strv: a dt model containing one of these is not this card */
+	char *compute_cap;    /* "12.1"; NULL = any */
+	bool has_mem_band;
+	double mem_min_gib, mem_max_gib;
+	char *memory_model;   /* "unified" | "discrete" */
+	char *gpu_attach;     /* "reservation" | "runtime" */
+	char *status;         /* "validated" | "partial" | "unvalidated" */
+	char *profile;        /* default profile name */
+	char *attention_path[LANE__COUNT]; /* auto-selected backend per lane; NULL = unknown */
+	struct evidence *evidence;
+	size_t n_evidence;
+};
+
+/* One conjunct of a trait predicate: fact `op` values.
+ * Facts: card.id card.compute_cap card.memory_model card.mem_gib
+ * role.name role.lane role.model role.attention_path role.<knob>
+ * checkpoint.kv_scales (present|absent) checkpoint.quant_method
+ * checkpoint.hetero_head_dim (true|false).
+ * Ops: eq, ne, in (values list), lt, ge (numeric). */
+struct condition {
+	char *fact;
+	char *op;
+	char **values; /* strv, at least one */
+	struct src_pos pos;
+};
+
+struct knob_set {
+	enum knob_id knob;
+	char *value;
+};
+
+struct trait {
+	char *name;
+	struct src_pos pos;
+	bool from_operator;
+	char *cause;
+	unsigned roles_mask;  /* bit per role_id it may apply to; all roles when 0 */
+	struct condition *when;
+	size_t n_when;
+	char *on_unknown;     /* "apply" | "skip": what to do when the predicate is unknown */
+	char *assume;         /* sentence the plan prints when it applied on unknown */
+	struct knob_set *set; /* per-role knobs */
+	size_t n_set;
+	char *bringup;        /* fleet knob: "one-at-a-time" | "together"; NULL = not set */
+	char **dead_env;      /* strv: env names this trait declares dead */
+	char *dead_env_replacement;
+	char **overrides;     /* strv: trait names this one takes precedence over */
+	struct evidence *evidence;
+	size_t n_evidence;
+};
+
+struct known_failure {
+	char *role, *probe, *reason, *ref;
+};
+
+struct role_spec {
+	bool present;                 /* the profile names this role */
+	char *knobs[KNOB__COUNT];     /* NULL = not set here */
+	struct src_pos knob_pos[KNOB__COUNT];
+};
+
+struct profile {
+	char *name;
+	struct src_pos pos;
+	bool from_operator;
+	char *card;        /* card name it is validated for; "any" for base */
+	char *status;      /* "validated" | "partial" | "unvalidated" */
+	char *description;
+	struct role_spec roles[ROLE__COUNT];
+	char **traits;     /* strv: trait names considered */
+	char **order;      /* strv: bring-up order (role names); NULL = role order */
+	struct known_failure *known_failures;
+	size_t n_known_failures;
+};
+
+struct knowledge {
+	struct card *cards;
+	size_t n_cards;
+	struct trait *traits;
+	size_t n_traits;
+	struct profile *profiles;
+	size_t n_profiles;
+	struct role_spec defaults[ROLE__COUNT]; /* template defaults */
+	struct src_pos defaults_pos;
+};
+
+/* Load the embedded data, then operator files from operator_dir (may be
+ * NULL or a missing directory). Errors are EXIT_CONFIG with
+ * "file:line:col: message". */
+int knowledge_load(struct knowledge *k, const char *operator_dir, struct err **err);
+/* Load only from a directory tree laid out like data/ (tests). */
+int knowledge_load_dir(struct knowledge *k, const char *dir, bool operator, struct err **err);
+/* Parse one YAML document into k (for tests and for the loaders). `name` is
+ * the file name used in messages. */
+int knowledge_add_yaml(struct knowledge *k, const char *name, const char *text, size_t len,
+		       bool operator, struct err **err);
+/* Cross-checks after everything is loaded: profile→card, profile→traits,
+ * trait overrides exist. */
+int knowledge_check(const struct knowledge *k, struct err **err);
+void knowledge_free(struct knowledge *k);
+
+const struct card *knowledge_card(const struct knowledge *k, const char *name);
+const struct trait *knowledge_trait(const struct knowledge *k, const char *name);
+const struct profile *knowledge_profile(const struct knowledge *k, const char *name);
+
+json_t *evidence_json(const struct evidence *e);
+char *src_pos_str(const struct src_pos *p); /* "file:line:col" */
+
+/* Card detection: match facts against every card. Returns the card or NULL
+ * (unknown) and sets *why to a sentence naming the facts that decided
+ * (caller frees). Never guesses: a card matches only when every signal it
+ * declares that is known agrees and at least its name or dt marker hit. */
+struct host_facts;
+const struct card *card_match(const struct knowledge *k, const struct host_facts *f, char **why);
+
+#endif

@@ -1,0 +1,120 @@
+/* proc.c — bounded child processes; see proc.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proc.h"
+
+extern char **environ;
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void proc_result_free(struct proc_result *res)
+{
+	buf_free(&res->out);
+	buf_free(&res->errb);
+}
+
+int proc_run(char *const argv[], int timeout_ms, size_t cap, struct proc_result *res,
+	     struct err **err)
+{
+	memset(res, 0, sizeof(*res));
+	buf_init(&res->out, cap);
+	buf_init(&res->errb, cap);
+	int po[2], pe[2];
+	if (pipe2(po, O_CLOEXEC) < 0)
+		return err_errno(err, EXIT_RUNTIME, errno, "pipe");
+	if (pipe2(pe, O_CLOEXEC) < 0) {
+		close(po[0]);
+		close(po[1]);
+		return err_errno(err, EXIT_RUNTIME, errno, "pipe");
+	}
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, po[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawnattr_t at;
+	posix_spawnattr_init(&at);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+	posix_spawnattr_setpgroup(&at, 0);
+	pid_t pid;
+	int rc = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	close(po[1]);
+	close(pe[1]);
+	if (rc != 0) {
+		close(po[0]);
+		close(pe[0]);
+		return err_errno(err, rc == ENOENT ? EXIT_CONFIG : EXIT_RUNTIME, rc, "run '%s'",
+				 argv[0]);
+	}
+	long long deadline = now_ms() + timeout_ms;
+	struct pollfd fds[2] = { { po[0], POLLIN, 0 }, { pe[0], POLLIN, 0 } };
+	int open_fds = 2;
+	while (open_fds > 0) {
+		long long left = deadline - now_ms();
+		if (left <= 0) {
+			res->timed_out = 1;
+			break;
+		}
+		int n = poll(fds, 2, (int)(left > 1000 ? 1000 : left));
+		if (n < 0 && errno != EINTR)
+			break;
+		for (int i = 0; i < 2; i++) {
+			if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			char chunk[4096];
+			ssize_t r = read(fds[i].fd, chunk, sizeof(chunk));
+			if (r <= 0) {
+				close(fds[i].fd);
+				fds[i].fd = -1;
+				open_fds--;
+				continue;
+			}
+			(void)buf_add(i == 0 ? &res->out : &res->errb, chunk, (size_t)r);
+		}
+	}
+	int status = 0;
+	if (res->timed_out) {
+		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL);
+	} else {
+		/* Output closed; the child may still be running: bound the wait too. */
+		for (;;) {
+			pid_t w = waitpid(pid, &status, WNOHANG);
+			if (w == pid)
+				break;
+			if (now_ms() >= deadline) {
+				res->timed_out = 1;
+				kill(-pid, SIGKILL);
+				kill(pid, SIGKILL);
+				break;
+			}
+			struct timespec ts = { 0, 10 * 1000000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+	if (res->timed_out)
+		waitpid(pid, &status, 0);
+	for (int i = 0; i < 2; i++)
+		if (fds[i].fd >= 0)
+			close(fds[i].fd);
+	if (WIFEXITED(status))
+		res->status = WEXITSTATUS(status);
+	else if (WIFSIGNALED(status))
+		res->status = 128 + WTERMSIG(status);
+	return 0;
+}

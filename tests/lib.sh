@@ -1,0 +1,33 @@
+# tests/lib.sh — a tiny TAP library for the shell tests in tests/cases/ and
+# tests/integration/. Source it; call plan N (or done_testing at the end),
+# ok/is/like/unlike, and skip_all "reason" when a precondition is missing.
+set -u
+LOBES=${LOBES_BIN:-$(pwd)/build/lobes}
+SRC=${LOBES_SRC:-$(pwd)}
+_n=0
+_failed=0
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/lobes-test.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
+plan() { echo "1..$1"; }
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+done_testing() { echo "1..$_n"; [ "$_failed" = 0 ]; exit $?; }
+_res() {
+	_n=$((_n + 1))
+	if [ "$1" = 0 ]; then echo "ok $_n - $2"; else
+		echo "not ok $_n - $2"; _failed=$((_failed + 1))
+		[ -n "${3:-}" ] && printf '%s\n' "$3" | sed 's/^/# /'
+	fi
+	return 0
+}
+ok() { local c=$1; shift; _res "$c" "$*"; }
+# is GOT EXPECTED NAME
+is() { if [ "$1" = "$2" ]; then _res 0 "$3"; else _res 1 "$3" "got:      '$1'
+expected: '$2'"; fi; }
+# like TEXT REGEX NAME   (grep -E)
+like() { if printf '%s' "$1" | grep -Eq -- "$2"; then _res 0 "$3"; else _res 1 "$3" "'$1'
+does not match /$2/"; fi; }
+unlike() { if printf '%s' "$1" | grep -Eq -- "$2"; then _res 1 "$3" "'$1'
+matches /$2/"; else _res 0 "$3"; fi; }
+# run CMD... : sets $out (stdout), $errout (stderr), $rc
+run() { out=$("$@" 2>"$TMP/.stderr"); rc=$?; errout=$(cat "$TMP/.stderr"); }

@@ -1,0 +1,114 @@
+/* test_util.c — err, buf (cap), fs (atomic write, sysroot), proc (timeout). */
+#include "testutil.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../../src/lib/util/buf.h"
+#include "../../src/lib/util/fs.h"
+#include "../../src/lib/util/proc.h"
+
+static void test_err_wrap(void **state)
+{
+	(void)state;
+	struct err *e = NULL;
+	assert_int_equal(err_set(&e, EXIT_CONFIG, "open '%s'", "x"), -1);
+	err_wrap(&e, "render '%s'", "thor");
+	assert_string_equal(e->msg, "render 'thor': open 'x'");
+	assert_int_equal(e->code, EXIT_CONFIG);
+	err_free(e);
+	/* NULL err pointer is allowed and wrap of nothing is a no-op */
+	assert_int_equal(err_set(NULL, 1, "x"), -1);
+	struct err *none = NULL;
+	err_wrap(&none, "ctx");
+	assert_null(none);
+}
+
+static void test_buf_cap(void **state)
+{
+	(void)state;
+	_cleanup_buf_ struct buf b;
+	buf_init(&b, 8);
+	assert_int_equal(buf_adds(&b, "12345678"), 0);
+	assert_int_equal(buf_adds(&b, "9"), -1);
+	assert_string_equal(buf_str(&b), "12345678");
+	buf_reset(&b);
+	assert_int_equal(buf_printf(&b, "%d-%s", 7, "ab"), 0);
+	assert_string_equal(buf_str(&b), "7-ab");
+}
+
+static void test_atomic_write(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/lobes-ut.XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	_cleanup_free_ char *p = xasprintf("%s/f", dir);
+	struct err *e = NULL;
+	assert_int_equal(fs_write_atomic(p, "old", 3, 0600, &e), 0);
+	/* a write killed after the temp file leaves the old content */
+	pid_t pid = fork();
+	if (pid == 0) {
+		setenv("LOBES_FAULT_AFTER_TEMP", "1", 1);
+		fs_write_atomic(p, "new", 3, 0600, NULL);
+		_exit(0);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	assert_int_equal(WEXITSTATUS(st), 99);
+	_cleanup_free_ char *got = fs_read(p, 0, NULL, &e);
+	assert_string_equal(got, "old");
+	struct stat sb;
+	assert_int_equal(stat(p, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0600);
+	/* a missing directory is an error, nothing written */
+	_cleanup_free_ char *bad = xasprintf("%s/nodir/f", dir);
+	assert_int_equal(fs_write_atomic(bad, "x", 1, 0644, &e), -1);
+	assert_string_contains(e->msg, "does not exist");
+	err_free(e);
+	_cleanup_free_ char *cmd = xasprintf("rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_sysroot(void **state)
+{
+	(void)state;
+	setenv("LOBES_SYSROOT", "/fix/root/", 1);
+	_cleanup_free_ char *p = sysroot_path("/proc/meminfo");
+	assert_string_equal(p, "/fix/root/proc/meminfo");
+	unsetenv("LOBES_SYSROOT");
+	_cleanup_free_ char *q = sysroot_path("/proc/meminfo");
+	assert_string_equal(q, "/proc/meminfo");
+}
+
+static void test_proc_timeout(void **state)
+{
+	(void)state;
+	char *argv[] = { "sleep", "10", NULL };
+	struct proc_result r;
+	struct err *e = NULL;
+	assert_int_equal(proc_run(argv, 200, 0, &r, &e), 0);
+	assert_true(r.timed_out);
+	proc_result_free(&r);
+	char *argv2[] = { "echo", "hi", NULL };
+	assert_int_equal(proc_run(argv2, 5000, 0, &r, &e), 0);
+	assert_false(r.timed_out);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(buf_str(&r.out), "hi\n");
+	proc_result_free(&r);
+	char *argv3[] = { "/nonexistent/prog", NULL };
+	assert_int_equal(proc_run(argv3, 1000, 0, &r, &e), -1);
+	assert_int_equal(e->code, EXIT_CONFIG);
+	err_free(e);
+	proc_result_free(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_err_wrap),     cmocka_unit_test(test_buf_cap),
+		cmocka_unit_test(test_atomic_write), cmocka_unit_test(test_sysroot),
+		cmocka_unit_test(test_proc_timeout),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
