@@ -105,6 +105,13 @@ asan: deps
 	$(MAKE) --no-print-directory BUILD=build-asan CFLAGS="$(ASAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" \
 		TESTS='build-asan/tests/*.t tests/cases/*.t' test-only
 
+# Regenerate the golden renders of every shipped profile.
+goldens: $(BUILD)/lobes
+	@for f in data/profiles/*.yaml; do p=$$(basename $$f .yaml); \
+	  rm -rf tests/goldens/$$p; \
+	  LOBES_DIR=/nonexistent $(BUILD)/lobes render --profile $$p --out tests/goldens/$$p >/dev/null || exit 1; \
+	  echo "golden: tests/goldens/$$p"; done
+
 man: $(BUILD)/lobes
 	$(BUILD)/lobes --man > docs/lobes.1
 

@@ -26,6 +26,23 @@ static const struct command commands[] = {
 	  "show the per-role plan and why every knob has its value",
 	  "  --profile P   use profile P instead of the one the detected card selects\n"
 	  "  ROLE          only this role (cortex, senses, hand, embedder, reranker)\n" },
+	{ "render", cmd_render, "lobes render [--profile P] [--out DIR | --check DIR]",
+	  "render a profile's compose files and .env (pure: same bytes on any machine)",
+	  "Renders the profile for its own card, independent of this machine (no\n"
+	  "detection beyond picking the default profile, no checkpoint reads).\n"
+	  "  --profile P   the profile (default: the one the detected card selects;\n"
+	  "                with --check, the LOBES_PROFILE named in DIR/.env)\n"
+	  "  --out DIR     write docker-compose.yml, docker-compose.gpu.yml, .env into DIR\n"
+	  "  --check DIR   compare DIR with the render; exit 1 and print a diff if it differs\n"
+	  "Without --out or --check the files are printed.\n" },
+	{ "init", cmd_init, "lobes init [--dir D] [--profile P] [--apply] [--reset KEY]...",
+	  "detect, resolve and render into the deploy dir (dry-run unless --apply)",
+	  "Prints the profile chosen and why, then a unified diff of every file it\n"
+	  "would write. Values you edited in .env are kept (the diff names them).\n"
+	  "  --profile P   use profile P (a warning when it is not validated for this card)\n"
+	  "  --apply       write the files atomically; replaced files are kept as NAME.bak.N;\n"
+	  "                .env is mode 0600\n"
+	  "  --reset KEY   forget your edit of .env KEY (repeatable)\n" },
 };
 
 static const char *exit_codes_help =

@@ -57,5 +57,7 @@ const char *jstr(const json_t *o, const char *key);
 #define CMD(name) int cmd_##name(int argc, char **argv, struct ctx *ctx)
 CMD(detect);
 CMD(explain);
+CMD(render);
+CMD(init);
 
 #endif

@@ -41,6 +41,10 @@ enum lane role_lane(enum role_id r);
 const char *lane_name(enum lane l); /* "generate" | "pooling" */
 const char *knob_name(enum knob_id k);
 int knob_from_name(const char *s); /* -1 when unknown */
+/* Validate and canonicalise a knob value (gpu_mem_util "0.3" → "0.30").
+ * Returns 0 with *out (caller frees), or -1 with *expect naming what a valid
+ * value is ("a number in (0,1]"). */
+int knob_canon(enum knob_id k, const char *in, char **out, const char **expect);
 
 struct src_pos {
 	char *file; /* "data/traits/x.yaml" or the operator path */
@@ -70,6 +74,7 @@ struct card {
 	char *attention_path[LANE__COUNT]; /* auto-selected backend per lane; NULL = unknown */
 	struct evidence *evidence;
 	size_t n_evidence;
+	struct src_pos profile_pos; /* of the `profile:` value (cross-checks) */
 };
 
 /* One conjunct of a trait predicate: fact `op` values.
@@ -108,6 +113,7 @@ struct trait {
 	char **overrides;     /* strv: trait names this one takes precedence over */
 	struct evidence *evidence;
 	size_t n_evidence;
+	struct src_pos *overrides_pos; /* one per overrides entry (cross-checks) */
 };
 
 struct known_failure {
@@ -132,6 +138,9 @@ struct profile {
 	char **order;      /* strv: bring-up order (role names); NULL = role order */
 	struct known_failure *known_failures;
 	size_t n_known_failures;
+	struct src_pos card_pos;    /* of the `card:` value (cross-checks) */
+	struct src_pos *traits_pos; /* one per traits entry */
+	struct src_pos *order_pos;  /* one per order entry */
 };
 
 struct knowledge {
@@ -142,7 +151,8 @@ struct knowledge {
 	struct profile *profiles;
 	size_t n_profiles;
 	struct role_spec defaults[ROLE__COUNT]; /* template defaults */
-	struct src_pos defaults_pos;
+	struct src_pos defaults_pos;            /* file NULL = no defaults loaded */
+	bool defaults_from_operator;
 };
 
 /* Load the embedded data, then operator files from operator_dir (may be

@@ -1,0 +1,137 @@
+/*
+ * init.c — `lobes init`: detect → resolve → render into the deploy dir.
+ * Dry-run by default (the profile chosen and why, then a unified diff);
+ * --apply writes atomically. The logic lives in src/lib/render/deploy.c.
+ */
+#include <getopt.h>
+#include <string.h>
+
+#include "../lib/render/deploy.h"
+#include "../lib/util/cleanup.h"
+#include "cmd.h"
+
+static json_t *result_json(const struct init_result *r, bool applied, const char *image_note)
+{
+	const struct plan *p = &r->lp.plan;
+	json_t *kept = json_array();
+	for (size_t i = 0; i < r->n_kept; i++) {
+		const struct kept_value *k = &r->kept[i];
+		json_array_append_new(kept, json_pack("{s:s, s:s, s:s?}", "key", k->key, "yours",
+						      k->secret ? "<hidden>" : k->yours, "lobes",
+						      k->lobes));
+	}
+	json_t *files = json_array();
+	for (size_t i = 0; i < r->n_files; i++) {
+		const struct file_change *f = &r->files[i];
+		json_array_append_new(files, json_pack("{s:s, s:s, s:s?}", "name", f->name, "status",
+						       !f->changed ? "same" : f->old ? "changed" : "new",
+						       "backup", f->backup));
+	}
+	json_t *reset = json_array();
+	for (char **k = r->reset; k && *k; k++)
+		json_array_append_new(reset, json_string(*k));
+	json_t *warn = json_array();
+	for (char **w = p->warnings; w && *w; w++)
+		json_array_append_new(warn, json_string(*w));
+	if (image_note)
+		json_array_append_new(warn, json_string(image_note));
+	const struct host_facts *f = &r->lp.facts;
+	return json_pack("{s:s, s:{s:s, s:s, s:s?}, s:{s:s, s:s, s:b, s:b}, s:o, s:o, s:o, s:o, s:s, "
+			 "s:b, s:b, s:o}",
+			 "dir", r->dir, "card", "id", p->card ? p->card->name : "unknown", "status",
+			 p->card ? p->card->status : "unknown", "why", p->card_why, "profile", "name",
+			 p->profile->name, "status", p->profile->status, "forced", p->forced,
+			 "unvalidated", p->unvalidated, "facts", host_facts_json(f), "warnings", warn,
+			 "kept", kept, "files", files, "diff", r->diff ? r->diff : "", "changed",
+			 r->changed, "applied", applied, "reset", reset);
+}
+
+CMD(init)
+{
+	const char *profile = NULL;
+	bool apply = false;
+	char **reset = NULL;
+	size_t n_reset = 0;
+	static const struct option opts[] = { { "profile", required_argument, NULL, 'p' },
+					      { "apply", no_argument, NULL, 'a' },
+					      { "reset", required_argument, NULL, 'r' },
+					      { NULL, 0, NULL, 0 } };
+	int c;
+	while ((c = getopt_long(argc, argv, "p:ar:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p': profile = optarg; break;
+		case 'a': apply = true; break;
+		case 'r':
+			reset = xrealloc(reset, (n_reset + 2) * sizeof(char *));
+			reset[n_reset++] = optarg;
+			reset[n_reset] = NULL;
+			break;
+		default: free(reset); return cmd_usage_error(ctx, "unknown option");
+		}
+	}
+	_cleanup_free_ char **reset_owned = reset;
+	if (optind < argc)
+		return cmd_usage_error(ctx, "unexpected argument '%s'", argv[optind]);
+	struct init_opts o = { .dir = ctx->dir, .profile = profile, .reset = (const char *const *)reset };
+	struct init_result r;
+	struct err *e = NULL;
+	if (init_prepare(&r, &o, &e) < 0) {
+		init_result_free(&r);
+		return cmd_fail(ctx, e);
+	}
+	struct fleet_template t;
+	_cleanup_free_ char *image_note = NULL;
+	if (fleet_template_load(&t, NULL) == 0) {
+		if (!fleet_template_digest_complete(&t))
+			image_note = xasprintf("the image digest '%s' is only the recorded prefix; pin the "
+					       "full digest with LOBES_IMAGE in .env",
+					       t.image_digest);
+		fleet_template_free(&t);
+	}
+	if (apply && init_apply(&r, &e) < 0) {
+		init_result_free(&r);
+		return cmd_fail(ctx, e);
+	}
+	json_auto_t *res = result_json(&r, apply && r.changed, image_note);
+	init_result_free(&r);
+	if (ctx->json) {
+		out_json(res);
+		return 0;
+	}
+	const json_t *card = json_object_get(res, "card"), *pr = json_object_get(res, "profile");
+	printf("card: %s (%s) — %s\n", jstr(card, "id"), jstr(card, "status"), jstr(card, "why"));
+	printf("profile: %s%s%s (%s)%s%s\n", c_bold(ctx), jstr(pr, "name"), c_reset(ctx),
+	       jstr(pr, "status"), json_is_true(json_object_get(pr, "forced")) ? ", forced" : "",
+	       json_is_true(json_object_get(pr, "unvalidated")) ? ", unvalidated for this card" : "");
+	size_t i;
+	json_t *x;
+	json_array_foreach(json_object_get(res, "warnings"), i, x)
+		printf("%swarning%s: %s\n", c_yellow(ctx), c_reset(ctx), json_string_value(x));
+	if (json_array_size(json_object_get(res, "kept")))
+		printf("kept your .env values:\n");
+	json_array_foreach(json_object_get(res, "kept"), i, x) {
+		const char *lobes = json_string_value(json_object_get(x, "lobes"));
+		if (lobes)
+			printf("  %s=%s (lobes would write %s)\n", jstr(x, "key"), jstr(x, "yours"), lobes);
+		else
+			printf("  %s=%s (yours only)\n", jstr(x, "key"), jstr(x, "yours"));
+	}
+	for (char **k = reset; k && *k; k++)
+		printf("reset: %s\n", *k);
+	fputs(jstr(res, "diff"), stdout);
+	bool changed = json_is_true(json_object_get(res, "changed"));
+	if (!changed)
+		printf("'%s' is up to date: nothing to write\n", jstr(res, "dir"));
+	else if (!apply)
+		printf("dry run: nothing written; run `lobes init --apply` to write these changes\n");
+	else
+		json_array_foreach(json_object_get(res, "files"), i, x) {
+			if (strcmp(jstr(x, "status"), "same") == 0)
+				continue;
+			printf("wrote %s/%s", jstr(res, "dir"), jstr(x, "name"));
+			if (*jstr(x, "backup"))
+				printf(" (previous kept as %s)", jstr(x, "backup"));
+			printf("\n");
+		}
+	return 0;
+}

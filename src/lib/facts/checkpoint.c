@@ -1,0 +1,177 @@
+/*
+ * checkpoint.c — what a model checkpoint ships, read offline from the local
+ * Hugging Face cache (never the network).
+ *
+ * The cache layout is <hub>/models--ORG--NAME/{refs/main,snapshots/<rev>/}.
+ * KV-scale facts (FACTS.md "Checkpoint KV scales"):
+ *   compressed-tensors: config.json quantization_config.kv_cache_scheme
+ *     (null or absent = no scales);
+ *   ModelOpt: hf_quant_config.json quantization.kv_cache_quant_algo
+ *     (null = none), or config.json quantization_config with
+ *     quant_method "modelopt" and its kv_cache_quant_algo;
+ *   no quantization at all: a plain bf16/fp16 export ships no KV scales.
+ * Anything unreadable stays TRI_UNKNOWN with the reason in kv_scales_why.
+ */
+#include <dirent.h>
+#include <string.h>
+
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+#include "facts.h"
+
+static char *hub_dir(void)
+{
+	const char *v = getenv("HF_HUB_CACHE");
+	if (v && *v)
+		return xstrdup(v);
+	v = getenv("HF_HOME");
+	if (v && *v)
+		return xasprintf("%s/hub", v);
+	v = getenv("HOME");
+	return xasprintf("%s/.cache/huggingface/hub", v && *v ? v : ".");
+}
+
+/* The snapshot directory for model_id, or NULL when not cached. */
+static char *find_snapshot(const char *model_id)
+{
+	_cleanup_free_ char *hub = hub_dir();
+	/* "org/name" → "models--org--name" */
+	const char *slash = strchr(model_id, '/');
+	_cleanup_free_ char *repo = slash ? xasprintf("%s/models--%.*s--%s", hub,
+						      (int)(slash - model_id), model_id, slash + 1)
+					  : xasprintf("%s/models--%s", hub, model_id);
+	_cleanup_free_ char *refp = xasprintf("%s/refs/main", repo);
+	_cleanup_free_ char *ref = fs_read(refp, 4096, NULL, NULL);
+	if (ref) {
+		char *rev = str_strip(ref);
+		char *snap = xasprintf("%s/snapshots/%s", repo, rev);
+		if (*rev && !strchr(rev, '/') && fs_is_dir(snap))
+			return snap;
+		free(snap);
+	}
+	/* No usable ref: take the lexicographically last snapshot. */
+	_cleanup_free_ char *snaps = xasprintf("%s/snapshots", repo);
+	_cleanup_closedir_ DIR *d = opendir(snaps);
+	if (!d)
+		return NULL;
+	char *best = NULL;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (!best || strcmp(de->d_name, best) > 0) {
+			free(best);
+			best = xstrdup(de->d_name);
+		}
+	}
+	if (!best)
+		return NULL;
+	char *snap = xasprintf("%s/%s", snaps, best);
+	free(best);
+	return snap;
+}
+
+static json_t *load_json(const char *dir, const char *name, bool *exists, char **why)
+{
+	_cleanup_free_ char *p = xasprintf("%s/%s", dir, name);
+	*exists = fs_exists(p);
+	if (!*exists)
+		return NULL;
+	json_error_t je;
+	json_t *j = json_load_file(p, 0, &je);
+	if (!j) {
+		free(*why);
+		*why = xasprintf("%s:%d:%d: %s", name, je.line, je.column, je.text);
+	}
+	return j;
+}
+
+int checkpoint_facts_read(const char *model_id, struct checkpoint_facts *c, struct err **err)
+{
+	(void)err;
+	memset(c, 0, sizeof(*c));
+	c->kv_scales = TRI_UNKNOWN;
+	c->hetero_head_dim = TRI_UNKNOWN;
+	if (!model_id || !*model_id) {
+		c->kv_scales_why = xstrdup("no model");
+		return 0;
+	}
+	c->snapshot = find_snapshot(model_id);
+	if (!c->snapshot) {
+		c->kv_scales_why = xasprintf("'%s' is not in the Hugging Face cache", model_id);
+		return 0;
+	}
+	c->found = true;
+	char *why = NULL;
+	bool have_cfg, have_hfq;
+	json_auto_t *cfg = load_json(c->snapshot, "config.json", &have_cfg, &why);
+	json_auto_t *hfq = load_json(c->snapshot, "hf_quant_config.json", &have_hfq, &why);
+	if ((have_cfg && !cfg) || (have_hfq && !hfq)) {
+		c->kv_scales_why = xasprintf("unreadable: %s", why);
+		free(why);
+		return 0;
+	}
+	free(why);
+	if (!cfg) {
+		c->kv_scales_why = xstrdup("config.json missing from the snapshot");
+		return 0;
+	}
+	/* Head dimensions: Gemma-style text_config.head_dim vs global_head_dim. */
+	json_t *tc = json_object_get(cfg, "text_config");
+	json_t *src = json_is_object(tc) ? tc : cfg;
+	json_t *hd = json_object_get(src, "head_dim"), *ghd = json_object_get(src, "global_head_dim");
+	if (json_is_integer(hd) && json_is_integer(ghd))
+		c->hetero_head_dim = json_integer_value(hd) != json_integer_value(ghd) ? TRI_TRUE
+										   : TRI_FALSE;
+	else
+		c->hetero_head_dim = TRI_FALSE;
+
+	json_t *hq = json_object_get(hfq, "quantization");
+	if (json_is_object(hq)) {
+		c->quant_method = xstrdup("modelopt");
+		json_t *algo = json_object_get(hq, "kv_cache_quant_algo");
+		c->kv_scales = json_is_string(algo) ? TRI_TRUE : TRI_FALSE;
+		c->kv_scales_why = xasprintf("hf_quant_config.json quantization.kv_cache_quant_algo: %s",
+					     json_is_string(algo) ? json_string_value(algo) : "null");
+		return 0;
+	}
+	json_t *qc = json_object_get(cfg, "quantization_config");
+	if (!json_is_object(qc)) {
+		c->kv_scales = TRI_FALSE;
+		c->kv_scales_why = xstrdup("config.json has no quantization_config (unquantized "
+					   "checkpoint, no KV scales)");
+		return 0;
+	}
+	const char *qm = json_string_value(json_object_get(qc, "quant_method"));
+	c->quant_method = qm ? xstrdup(qm) : NULL;
+	if (qm && strcmp(qm, "modelopt") == 0) {
+		json_t *algo = json_object_get(qc, "kv_cache_quant_algo");
+		c->kv_scales = json_is_string(algo) ? TRI_TRUE : TRI_FALSE;
+		c->kv_scales_why = xasprintf("config.json quantization_config.kv_cache_quant_algo: %s",
+					     json_is_string(algo) ? json_string_value(algo) : "null");
+		return 0;
+	}
+	json_t *scheme = json_object_get(qc, "kv_cache_scheme");
+	c->kv_scales = json_is_object(scheme) ? TRI_TRUE : TRI_FALSE;
+	c->kv_scales_why = xasprintf("config.json quantization_config.kv_cache_scheme: %s",
+				     json_is_object(scheme) ? "set" : scheme ? "null" : "absent");
+	return 0;
+}
+
+void checkpoint_facts_free(struct checkpoint_facts *c)
+{
+	free(c->snapshot);
+	free(c->quant_method);
+	free(c->kv_scales_why);
+	memset(c, 0, sizeof(*c));
+}
+
+json_t *checkpoint_facts_json(const struct checkpoint_facts *c)
+{
+	const char *ks = c->kv_scales == TRI_TRUE ? "present" : c->kv_scales == TRI_FALSE ? "absent"
+											     : "unknown";
+	return json_pack("{s:b, s:s?, s:s?, s:s, s:s?, s:s}", "in_cache", c->found, "snapshot",
+			 c->snapshot, "quant_method", c->quant_method, "kv_scales", ks,
+			 "kv_scales_why", c->kv_scales_why, "hetero_head_dim",
+			 tri_name(c->hetero_head_dim));
+}

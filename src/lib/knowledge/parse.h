@@ -1,0 +1,102 @@
+/*
+ * parse.h — internal to src/lib/knowledge: the strict YAML walking helpers
+ * (load.c) shared by the per-kind parsers (card.c, trait.c, profile.c).
+ *
+ * Every helper that finds a problem sets *err to EXIT_CONFIG with
+ * "FILE:LINE:COL: what is wrong; expected WHAT", LINE:COL being the 1-based
+ * position of the offending node (or of its key when the value is empty).
+ */
+#ifndef LOBES_KNOWLEDGE_PARSE_H
+#define LOBES_KNOWLEDGE_PARSE_H
+
+#include <libfyaml.h>
+
+#include "knowledge.h"
+
+struct pctx {
+	const char *file; /* name used in messages */
+	bool operator;
+};
+
+/* A mapping value together with its key (the key gives a position when
+ * the value is empty). val NULL: the key is absent. */
+struct yval {
+	struct fy_node *key, *val;
+};
+
+/* 1-based position of n; falls back to `fallback`'s, then to 1:1. */
+void node_pos(struct fy_node *n, struct fy_node *fallback, int *line, int *col);
+void pos_set(struct src_pos *p, const struct pctx *c, struct fy_node *n, struct fy_node *fallback);
+void pos_free(struct src_pos *p);
+/* Error at n (or fallback): "FILE:L:C: <fmt>". Returns -1. */
+int perr(const struct pctx *c, struct fy_node *n, struct fy_node *fallback, struct err **err,
+	 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* True for a missing node or a plain null scalar (empty, ~, null). */
+bool ynull(struct fy_node *n);
+
+/* Check a mapping: n must be a mapping (else "'<name>' is ..., expected a
+ * mapping"), every key a scalar from keys[] (NULL-terminated; an unknown
+ * one is "unknown <noun> 'x' in <where>") and no key twice. `where` names
+ * the mapping in messages ("a card", "'detect'"). */
+int map_check(const struct pctx *c, struct fy_node *n, struct fy_node *nkey, const char *name,
+	      const char *where, const char *noun, const char *const *keys, struct err **err);
+struct yval map_find(struct fy_node *m, const char *key);
+/* "missing 'key' in WHERE; expected EXPECT" at the mapping m. */
+int missing(const struct pctx *c, struct fy_node *m, struct fy_node *mkey, const char *key,
+	    const char *where, const char *expect, struct err **err);
+
+/* Scalar text of v (NULL when absent or null). Non-scalars are an error
+ * naming `name`. *out is borrowed from the document. */
+int ytext(const struct pctx *c, struct yval v, const char *name, const char **out, struct err **err);
+/* As ytext, copied; required: a missing/null value is an error. */
+int ystr(const struct pctx *c, struct fy_node *m, struct fy_node *mkey, const char *key,
+	 const char *where, bool required, const char *expect, char **out, struct err **err);
+/* One of the words in `allowed` (NULL-terminated). */
+int yenum(const struct pctx *c, struct fy_node *m, struct fy_node *mkey, const char *key,
+	  const char *where, bool required, const char *const *allowed, char **out, struct err **err);
+/* A sequence of distinct non-empty scalars; absent → *out NULL. With pos,
+ * one position per entry is returned too. check (may be NULL) validates
+ * each entry; a failing one is "<bad> 'x' in '<name>'; expected <expect>".
+ * An empty sequence is an error unless allow_empty. */
+int ystrv(const struct pctx *c, struct yval v, const char *name, bool allow_empty,
+	  bool (*check)(const char *), const char *bad, const char *expect, char ***out,
+	  struct src_pos **pos, struct err **err);
+/* "a or b", "a, b or c" from a NULL-terminated list; caller frees. */
+char *join_or(const char *const *words);
+/* "a, b, c"; caller frees. */
+char *join_comma(const char *const *words);
+/* Short description of a node's type for messages: "a mapping", "empty"… */
+const char *node_kind(struct fy_node *n);
+/* A valid knowledge name: non-empty, no '/', no "..", no spaces. */
+bool name_ok(const char *s);
+#define NAME_EXPECT "a non-empty name without '/', '..' or spaces"
+
+/* A sequence of evidence mappings (at least one when required). */
+int yevidence(const struct pctx *c, struct fy_node *m, struct fy_node *mkey, const char *where,
+	      bool required, struct evidence **out, size_t *n, struct err **err);
+/* knob_canon with a message: the canonical value (caller frees), or NULL
+ * and *why = "<knob> 'v' is invalid; expected ..." (caller frees). */
+char *knob_value(enum knob_id k, const char *v, char **why);
+/* Knobs of one role: a mapping knob → value, canonicalised. */
+int yrole_knobs(const struct pctx *c, struct yval v, struct role_spec *rs, struct err **err);
+/* `roles:` mapping role → knobs (profiles and defaults). */
+int yroles(const struct pctx *c, struct fy_node *m, struct fy_node *mkey, const char *where,
+	   struct role_spec out[ROLE__COUNT], struct err **err);
+
+size_t strv_len(char **v);
+
+void evidence_free(struct evidence *e, size_t n);
+void role_spec_free(struct role_spec *rs);
+void card_free(struct card *c);
+void trait_free(struct trait *t);
+void profile_free(struct profile *p);
+
+/* Per-kind parsers: fill *out from the root mapping (kind already read). */
+int card_parse(const struct pctx *c, struct fy_node *root, struct card *out, struct err **err);
+int trait_parse(const struct pctx *c, struct fy_node *root, struct trait *out, struct err **err);
+int profile_parse(const struct pctx *c, struct fy_node *root, struct profile *out, struct err **err);
+int defaults_parse(const struct pctx *c, struct fy_node *root, struct role_spec out[ROLE__COUNT],
+		   struct err **err);
+
+#endif

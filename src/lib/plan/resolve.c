@@ -1,0 +1,488 @@
+/*
+ * resolve.c — build the per-role plan from facts, a profile and traits.
+ *
+ * Order of precedence for each knob of each role, each step recorded:
+ *   1. template default (data/template/defaults.yaml)
+ *   2. profile value
+ *   3. traits the profile lists whose predicate holds (or is unknown and the
+ *      trait says on_unknown: apply — the assumption is recorded)
+ *   4. operator overrides (e.g. values the operator edited in .env)
+ *
+ * Predicates are evaluated once, against the state after step 2: traits do
+ * not chain into each other, so the result never depends on trait order.
+ * Two traits giving one knob of one role different values is an error naming
+ * both, unless one declares the other in `overrides:`.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "../util/buf.h"
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+#include "plan.h"
+
+const char *prov_kind_name(enum prov_kind k)
+{
+	static const char *n[] = { "default", "profile", "trait", "override" };
+	return n[k];
+}
+
+static void strv_push(char ***v, const char *s)
+{
+	size_t n = 0;
+	while (*v && (*v)[n])
+		n++;
+	*v = xrealloc(*v, (n + 2) * sizeof(char *));
+	(*v)[n] = xstrdup(s);
+	(*v)[n + 1] = NULL;
+}
+
+static void knob_push(struct knob_value *kv, enum prov_kind kind, const char *value,
+		      const char *where, const struct trait *t, enum tri truth,
+		      const char *assumption)
+{
+	kv->chain = xrealloc(kv->chain, (kv->n_chain + 1) * sizeof(*kv->chain));
+	struct prov_step *s = &kv->chain[kv->n_chain++];
+	memset(s, 0, sizeof(*s));
+	s->kind = kind;
+	s->value = value ? xstrdup(value) : NULL;
+	s->where = where ? xstrdup(where) : NULL;
+	s->trait = t;
+	s->truth = truth;
+	s->assumption = assumption ? xstrdup(assumption) : NULL;
+	free(kv->value);
+	kv->value = value ? xstrdup(value) : NULL;
+}
+
+static void knob_value_free(struct knob_value *kv)
+{
+	for (size_t i = 0; i < kv->n_chain; i++) {
+		free(kv->chain[i].value);
+		free(kv->chain[i].where);
+		free(kv->chain[i].assumption);
+	}
+	free(kv->chain);
+	free(kv->value);
+	memset(kv, 0, sizeof(*kv));
+}
+
+bool knob_is_true(const struct knob_value *v)
+{
+	return v->value && strcmp(v->value, "true") == 0;
+}
+
+bool role_feasible(const struct plan *p, enum role_id r)
+{
+	return p->roles[r].present && knob_is_true(&p->roles[r].knobs[KNOB_FEASIBLE]);
+}
+
+/* --- facts as predicate inputs ------------------------------------------ */
+
+struct eval_ctx {
+	const struct plan *p;
+	const struct host_facts *f;
+	const struct role_plan *rp; /* NULL at fleet level */
+	char numbuf[32];
+};
+
+/* The value of a predicate fact, or NULL when unknown. */
+static const char *fact_value(struct eval_ctx *c, const char *name)
+{
+	const struct host_facts *f = c->f;
+	if (strcmp(name, "card.id") == 0)
+		return c->p->card ? c->p->card->name : NULL;
+	if (strcmp(name, "card.compute_cap") == 0)
+		return f->compute_cap.valid ? f->compute_cap.value : NULL;
+	if (strcmp(name, "card.memory_model") == 0) {
+		if (f->memory_model.valid)
+			return f->memory_model.value;
+		return c->p->card ? c->p->card->memory_model : NULL;
+	}
+	if (strcmp(name, "card.mem_gib") == 0) {
+		double g;
+		if (!host_facts_mem_gib(f, &g))
+			return NULL;
+		snprintf(c->numbuf, sizeof(c->numbuf), "%.1f", g);
+		return c->numbuf;
+	}
+	if (!c->rp)
+		return NULL;
+	const struct role_plan *rp = c->rp;
+	if (strcmp(name, "role.name") == 0)
+		return role_name(rp->role);
+	if (strcmp(name, "role.lane") == 0)
+		return lane_name(role_lane(rp->role));
+	if (strcmp(name, "role.attention_path") == 0)
+		return rp->attention_path;
+	if (strcmp(name, "checkpoint.kv_scales") == 0)
+		return rp->ckpt.kv_scales == TRI_TRUE	 ? "present"
+		       : rp->ckpt.kv_scales == TRI_FALSE ? "absent"
+							 : NULL;
+	if (strcmp(name, "checkpoint.quant_method") == 0)
+		return rp->ckpt.found ? (rp->ckpt.quant_method ? rp->ckpt.quant_method : "none")
+				      : NULL;
+	if (strcmp(name, "checkpoint.hetero_head_dim") == 0)
+		return rp->ckpt.hetero_head_dim == TRI_UNKNOWN ? NULL
+								 : tri_name(rp->ckpt.hetero_head_dim);
+	if (str_starts_with(name, "role.")) {
+		int k = knob_from_name(name + 5);
+		if (k >= 0)
+			return rp->knobs[k].value;
+	}
+	return NULL;
+}
+
+static bool parse_num(const char *s, double *out)
+{
+	char *end;
+	double d = strtod(s, &end);
+	if (end == s || *end)
+		return false;
+	*out = d;
+	return true;
+}
+
+static enum tri eval_condition(struct eval_ctx *c, const struct condition *cond, struct buf *detail)
+{
+	const char *v = fact_value(c, cond->fact);
+	enum tri t;
+	if (!v) {
+		t = TRI_UNKNOWN;
+	} else if (strcmp(cond->op, "eq") == 0 || strcmp(cond->op, "in") == 0 ||
+		   strcmp(cond->op, "ne") == 0) {
+		bool hit = false;
+		for (char **x = cond->values; x && *x; x++)
+			if (strcmp(*x, v) == 0)
+				hit = true;
+		t = (strcmp(cond->op, "ne") == 0 ? !hit : hit) ? TRI_TRUE : TRI_FALSE;
+	} else {
+		double a, b;
+		if (!cond->values || !cond->values[0] || !parse_num(v, &a) ||
+		    !parse_num(cond->values[0], &b))
+			t = TRI_UNKNOWN;
+		else if (strcmp(cond->op, "lt") == 0)
+			t = a < b ? TRI_TRUE : TRI_FALSE;
+		else
+			t = a >= b ? TRI_TRUE : TRI_FALSE;
+	}
+	if (detail->len)
+		buf_adds(detail, "; ");
+	buf_printf(detail, "%s = %s (%s", cond->fact, v ? v : "unknown", cond->op);
+	for (char **x = cond->values; x && *x; x++)
+		buf_printf(detail, " %s", *x);
+	buf_printf(detail, ": %s)", tri_name(t));
+	return t;
+}
+
+static enum tri eval_trait(struct eval_ctx *c, const struct trait *t, char **detail_out)
+{
+	_cleanup_buf_ struct buf d;
+	buf_init(&d, 0);
+	enum tri all = TRI_TRUE;
+	for (size_t i = 0; i < t->n_when; i++) {
+		enum tri x = eval_condition(c, &t->when[i], &d);
+		if (x == TRI_FALSE)
+			all = TRI_FALSE;
+		else if (x == TRI_UNKNOWN && all == TRI_TRUE)
+			all = TRI_UNKNOWN;
+	}
+	if (!t->n_when)
+		buf_adds(&d, "no conditions (always holds)");
+	*detail_out = buf_take(&d);
+	return all;
+}
+
+static bool trait_applies(const struct trait *t, enum tri truth)
+{
+	return truth == TRI_TRUE ||
+	       (truth == TRI_UNKNOWN && t->on_unknown && strcmp(t->on_unknown, "apply") == 0);
+}
+
+static bool trait_overrides(const struct trait *a, const struct trait *b)
+{
+	for (char **o = a->overrides; o && *o; o++)
+		if (strcmp(*o, b->name) == 0)
+			return true;
+	return false;
+}
+
+/* --- derived facts ------------------------------------------------------- */
+
+static void derive_attention_path(struct plan *p, struct role_plan *rp)
+{
+	free(rp->attention_path);
+	free(rp->attention_path_why);
+	rp->attention_path = NULL;
+	const char *ab = rp->knobs[KNOB_ATTENTION_BACKEND].value;
+	if (ab && strcmp(ab, "auto") != 0) {
+		rp->attention_path = xstrdup(ab);
+		rp->attention_path_why = xstrdup("set explicitly with --attention-config");
+	} else if (rp->ckpt.hetero_head_dim == TRI_TRUE) {
+		rp->attention_path = xstrdup("TRITON_ATTN");
+		rp->attention_path_why =
+			xstrdup("heterogeneous head dimensions force TRITON_ATTN (FA4 not available)");
+	} else if (p->card && p->card->attention_path[role_lane(rp->role)]) {
+		rp->attention_path = xstrdup(p->card->attention_path[role_lane(rp->role)]);
+		rp->attention_path_why = xasprintf("card %s auto-selects it for the %s lane",
+						   p->card->name, lane_name(role_lane(rp->role)));
+	} else {
+		rp->attention_path_why = xstrdup(p->card ? "the card declares no attention path for this lane"
+							 : "the card is unknown, so the auto-selected backend is unknown");
+	}
+}
+
+/* --- resolve ------------------------------------------------------------- */
+
+static bool name_ok(const char *s)
+{
+	return *s && !strchr(s, '/') && !strstr(s, "..");
+}
+
+static int select_profile(struct plan *p, const struct plan_input *in, struct err **err)
+{
+	const struct knowledge *k = in->k;
+	p->card = card_match(k, in->facts, &p->card_why);
+	if (in->profile) {
+		if (!name_ok(in->profile))
+			return err_set(err, EXIT_CONFIG,
+				       "profile name '%s' is not valid; expected a plain name without '/' or '..'",
+				       in->profile);
+		p->profile = knowledge_profile(k, in->profile);
+		if (!p->profile) {
+			_cleanup_buf_ struct buf names;
+			buf_init(&names, 0);
+			for (size_t i = 0; i < k->n_profiles; i++)
+				buf_printf(&names, "%s%s", i ? ", " : "", k->profiles[i].name);
+			return err_set(err, EXIT_CONFIG, "unknown profile '%s'; expected one of: %s",
+				       in->profile, buf_str(&names));
+		}
+		p->forced = true;
+	} else {
+		const char *name = p->card ? p->card->profile : "base";
+		p->profile = knowledge_profile(k, name);
+		if (!p->profile)
+			return err_set(err, EXIT_CONFIG, "card '%s' names profile '%s', which does not exist",
+				       p->card ? p->card->name : "unknown", name);
+	}
+	const struct profile *pr = p->profile;
+	bool for_any = strcmp(pr->card, "any") == 0;
+	if (!p->card) {
+		strv_push(&p->warnings, p->forced ? "no known card matched this machine"
+						  : "no known card matched this machine; using the "
+						    "conservative base profile");
+		p->unvalidated = !for_any || strcmp(pr->status, "validated") != 0;
+	} else {
+		p->unvalidated = (!for_any && strcmp(pr->card, p->card->name) != 0) ||
+				 strcmp(pr->status, "validated") != 0;
+	}
+	if (p->forced && p->card && !for_any && strcmp(pr->card, p->card->name) != 0) {
+		_cleanup_free_ char *w = xasprintf("profile '%s' is validated for card '%s', not for the "
+						   "detected card '%s'; proceeding as asked",
+						   pr->name, pr->card, p->card->name);
+		strv_push(&p->warnings, w);
+	} else if (p->forced && !p->card && !for_any) {
+		_cleanup_free_ char *w = xasprintf("profile '%s' is for card '%s'; this card is unknown; "
+						   "proceeding as asked", pr->name, pr->card);
+		strv_push(&p->warnings, w);
+	}
+	if (strcmp(pr->status, "validated") != 0) {
+		_cleanup_free_ char *w = xasprintf("profile '%s' is %s: its values are declared, not all "
+						   "measured", pr->name, pr->status);
+		strv_push(&p->warnings, w);
+	}
+	return 0;
+}
+
+static int apply_traits_to_role(struct plan *p, struct role_plan *rp, const struct plan_input *in,
+				struct err **err)
+{
+	const struct profile *pr = p->profile;
+	struct eval_ctx ec = { .p = p, .f = in->facts, .rp = rp };
+	/* Pending trait settings per knob: evaluate all first, apply after. */
+	const struct trait *setter[KNOB__COUNT] = { 0 };
+	const char *setval[KNOB__COUNT] = { 0 };
+	enum tri settruth[KNOB__COUNT] = { 0 };
+	for (char **tn = pr->traits; tn && *tn; tn++) {
+		const struct trait *t = knowledge_trait(in->k, *tn);
+		if (!t)
+			return err_set(err, EXIT_CONFIG, "profile '%s' lists unknown trait '%s'", pr->name, *tn);
+		if (!t->n_set)
+			continue; /* fleet-level trait */
+		if (t->roles_mask && !(t->roles_mask & (1u << rp->role)))
+			continue;
+		char *detail = NULL;
+		enum tri truth = eval_trait(&ec, t, &detail);
+		bool applies = trait_applies(t, truth);
+		rp->evals = xrealloc(rp->evals, (rp->n_evals + 1) * sizeof(*rp->evals));
+		rp->evals[rp->n_evals++] = (struct trait_eval){ t, truth, applies, detail };
+		if (!applies)
+			continue;
+		for (size_t i = 0; i < t->n_set; i++) {
+			enum knob_id kn = t->set[i].knob;
+			const struct trait *prev = setter[kn];
+			if (prev && strcmp(setval[kn], t->set[i].value) != 0) {
+				if (trait_overrides(prev, t))
+					continue;
+				if (!trait_overrides(t, prev)) {
+					_cleanup_free_ char *pa = src_pos_str(&prev->pos);
+					_cleanup_free_ char *pb = src_pos_str(&t->pos);
+					return err_set(err, EXIT_CONFIG,
+						       "traits '%s' (%s) and '%s' (%s) set %s %s to '%s' and '%s'; "
+						       "expected one to declare precedence with overrides:",
+						       prev->name, pa, t->name, pb, role_name(rp->role),
+						       knob_name(kn), setval[kn], t->set[i].value);
+				}
+			}
+			setter[kn] = t;
+			setval[kn] = t->set[i].value;
+			settruth[kn] = truth;
+		}
+	}
+	for (int kn = 0; kn < KNOB__COUNT; kn++) {
+		const struct trait *t = setter[kn];
+		if (!t)
+			continue;
+		_cleanup_free_ char *where = src_pos_str(&t->pos);
+		const char *assume = settruth[kn] == TRI_UNKNOWN ? (t->assume ? t->assume
+									     : "a fact was unknown; applied as the trait asks")
+								 : NULL;
+		knob_push(&rp->knobs[kn], PROV_TRAIT, setval[kn], where, t, settruth[kn], assume);
+	}
+	return 0;
+}
+
+static int fleet_traits(struct plan *p, const struct plan_input *in, struct err **err)
+{
+	struct eval_ctx ec = { .p = p, .f = in->facts, .rp = NULL };
+	knob_push(&p->bringup, PROV_DEFAULT, "together", "template default", NULL, TRI_TRUE, NULL);
+	const struct trait *bsetter = NULL;
+	for (char **tn = p->profile->traits; tn && *tn; tn++) {
+		const struct trait *t = knowledge_trait(in->k, *tn);
+		if (!t)
+			return err_set(err, EXIT_CONFIG, "profile '%s' lists unknown trait '%s'",
+				       p->profile->name, *tn);
+		if (t->n_set || (!t->bringup && !t->dead_env))
+			continue;
+		_cleanup_free_ char *detail = NULL;
+		enum tri truth = eval_trait(&ec, t, &detail);
+		if (!trait_applies(t, truth))
+			continue;
+		if (t->bringup) {
+			if (bsetter && strcmp(bsetter->bringup, t->bringup) != 0 &&
+			    !trait_overrides(bsetter, t) && !trait_overrides(t, bsetter))
+				return err_set(err, EXIT_CONFIG,
+					       "traits '%s' and '%s' set bringup to '%s' and '%s'; expected "
+					       "one to declare precedence with overrides:",
+					       bsetter->name, t->name, bsetter->bringup, t->bringup);
+			if (!bsetter || !trait_overrides(bsetter, t)) {
+				_cleanup_free_ char *where = src_pos_str(&t->pos);
+				knob_push(&p->bringup, PROV_TRAIT, t->bringup, where, t, truth,
+					  truth == TRI_UNKNOWN ? t->assume : NULL);
+				bsetter = t;
+			}
+		}
+		for (char **e = t->dead_env; e && *e; e++) {
+			size_t n = 0;
+			while (p->dead_env && p->dead_env[n])
+				n++;
+			strv_push(&p->dead_env, *e);
+			p->dead_env_traits = xrealloc(p->dead_env_traits, (n + 1) * sizeof(*p->dead_env_traits));
+			p->dead_env_traits[n] = t;
+		}
+	}
+	return 0;
+}
+
+int plan_resolve(struct plan *p, const struct plan_input *in, struct err **err)
+{
+	memset(p, 0, sizeof(*p));
+	if (select_profile(p, in, err) < 0)
+		return -1;
+	const struct profile *pr = p->profile;
+	int (*rd)(const char *, struct checkpoint_facts *, struct err **) =
+		in->read_checkpoint ? in->read_checkpoint : checkpoint_facts_read;
+	_cleanup_free_ char *ppos = src_pos_str(&pr->pos);
+	for (int r = 0; r < ROLE__COUNT; r++) {
+		struct role_plan *rp = &p->roles[r];
+		rp->role = (enum role_id)r;
+		rp->present = pr->roles[r].present;
+		for (int kn = 0; kn < KNOB__COUNT; kn++) {
+			const struct role_spec *d = &in->k->defaults[r];
+			if (d->knobs[kn]) {
+				_cleanup_free_ char *w = src_pos_str(&d->knob_pos[kn]);
+				knob_push(&rp->knobs[kn], PROV_DEFAULT, d->knobs[kn], w, NULL, TRI_TRUE, NULL);
+			}
+			if (pr->roles[r].knobs[kn]) {
+				_cleanup_free_ char *w = src_pos_str(&pr->roles[r].knob_pos[kn]);
+				knob_push(&rp->knobs[kn], PROV_PROFILE, pr->roles[r].knobs[kn], w, NULL,
+					  TRI_TRUE, NULL);
+			}
+		}
+		if (!rp->present) {
+			_cleanup_free_ char *w = xasprintf("%s (profile '%s' does not name the role)", ppos,
+							   pr->name);
+			knob_push(&rp->knobs[KNOB_FEASIBLE], PROV_PROFILE, "false", w, NULL, TRI_TRUE, NULL);
+		}
+		if (knob_is_true(&rp->knobs[KNOB_FEASIBLE]) && rp->knobs[KNOB_MODEL].value) {
+			if (rd(rp->knobs[KNOB_MODEL].value, &rp->ckpt, err) < 0)
+				return err_wrap(err, "checkpoint of %s", role_name(rp->role));
+		} else {
+			rp->ckpt.kv_scales_why = xstrdup("role not feasible: checkpoint not read");
+		}
+		derive_attention_path(p, rp);
+		if (knob_is_true(&rp->knobs[KNOB_FEASIBLE]) && apply_traits_to_role(p, rp, in, err) < 0)
+			return -1;
+	}
+	if (fleet_traits(p, in, err) < 0)
+		return -1;
+	for (size_t i = 0; i < in->n_overrides; i++) {
+		const struct override *o = &in->overrides[i];
+		knob_push(&p->roles[o->role].knobs[o->knob], PROV_OVERRIDE, o->value, o->where, NULL,
+			  TRI_TRUE, NULL);
+	}
+	for (int r = 0; r < ROLE__COUNT; r++) {
+		struct role_plan *rp = &p->roles[r];
+		derive_attention_path(p, rp);
+		if (!role_feasible(p, (enum role_id)r))
+			continue;
+		static const enum knob_id need[] = { KNOB_MODEL, KNOB_GPU_MEM_UTIL, KNOB_MAX_MODEL_LEN };
+		for (size_t i = 0; i < ARRAY_SIZE(need); i++)
+			if (!rp->knobs[need[i]].value)
+				return err_set(err, EXIT_CONFIG, "%s: role '%s' is feasible but has no %s; "
+						 "expected the profile to set it or mark the role feasible: false",
+					       ppos, role_name(rp->role), knob_name(need[i]));
+	}
+	bool placed[ROLE__COUNT] = { 0 };
+	for (char **o = pr->order; o && *o; o++) {
+		int r = role_from_name(*o);
+		if (r >= 0 && !placed[r] && role_feasible(p, (enum role_id)r)) {
+			p->order[p->n_order++] = (enum role_id)r;
+			placed[r] = true;
+		}
+	}
+	for (int r = 0; r < ROLE__COUNT; r++)
+		if (!placed[r] && role_feasible(p, (enum role_id)r))
+			p->order[p->n_order++] = (enum role_id)r;
+	return 0;
+}
+
+void plan_free(struct plan *p)
+{
+	for (int r = 0; r < ROLE__COUNT; r++) {
+		struct role_plan *rp = &p->roles[r];
+		for (int kn = 0; kn < KNOB__COUNT; kn++)
+			knob_value_free(&rp->knobs[kn]);
+		checkpoint_facts_free(&rp->ckpt);
+		free(rp->attention_path);
+		free(rp->attention_path_why);
+		for (size_t i = 0; i < rp->n_evals; i++)
+			free(rp->evals[i].detail);
+		free(rp->evals);
+	}
+	knob_value_free(&p->bringup);
+	strv_free(p->dead_env);
+	free(p->dead_env_traits);
+	strv_free(p->warnings);
+	free(p->card_why);
+	memset(p, 0, sizeof(*p));
+}

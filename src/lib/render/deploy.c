@@ -1,0 +1,478 @@
+/*
+ * deploy.c — init: merge operator edits, render, diff, write atomically.
+ * See deploy.h for the contract.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+#include "deploy.h"
+#include "diff.h"
+
+#define STATE_FILE ".lobes-state.json"
+
+/* --- .env ----------------------------------------------------------------- */
+
+int env_parse(const char *text, const char *name, struct env_file *out, struct err **err)
+{
+	memset(out, 0, sizeof(*out));
+	int line = 0;
+	const char *p = text;
+	while (*p) {
+		line++;
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		_cleanup_free_ char *l = xasprintf("%.*s", (int)n, p);
+		p += n + (nl ? 1 : 0);
+		char *s = str_strip(l);
+		if (!*s || *s == '#')
+			continue;
+		if (str_starts_with(s, "export "))
+			s = str_strip(s + 7);
+		char *eq = strchr(s, '=');
+		bool key_ok = eq && eq != s;
+		for (char *k = s; key_ok && k < eq; k++)
+			if (!isalnum((unsigned char)*k) && *k != '_')
+				key_ok = false;
+		if (!key_ok) {
+			env_file_free(out);
+			return err_set(err, EXIT_CONFIG, "%s:%d:%d: '%s' is not an assignment; expected KEY=VALUE",
+				       name, line, (int)(s - l) + 1, s);
+		}
+		*eq = '\0';
+		char *v = eq + 1;
+		size_t vl = strlen(v);
+		if (vl >= 2 && (v[0] == '"' || v[0] == '\'') && v[vl - 1] == v[0]) {
+			v[vl - 1] = '\0';
+			v++;
+		}
+		out->e = xrealloc(out->e, (out->n + 1) * sizeof(*out->e));
+		out->e[out->n++] = (struct env_entry){ xstrdup(str_rstrip(s)), xstrdup(v), line };
+	}
+	return 0;
+}
+
+const char *env_get(const struct env_file *f, const char *key)
+{
+	const char *v = NULL;
+	for (size_t i = 0; i < f->n; i++)
+		if (strcmp(f->e[i].key, key) == 0)
+			v = f->e[i].value; /* the last assignment wins, as in compose */
+	return v;
+}
+
+static const struct env_entry *env_entry_get(const struct env_file *f, const char *key)
+{
+	const struct env_entry *v = NULL;
+	for (size_t i = 0; i < f->n; i++)
+		if (strcmp(f->e[i].key, key) == 0)
+			v = &f->e[i];
+	return v;
+}
+
+void env_file_free(struct env_file *f)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		free(f->e[i].key);
+		free(f->e[i].value);
+	}
+	free(f->e);
+	memset(f, 0, sizeof(*f));
+}
+
+/* <ROLE>_<KNOB> → role, knob; false for other keys. */
+static bool knob_key(const char *key, enum role_id *r, enum knob_id *k)
+{
+	for (int i = 0; i < ROLE__COUNT; i++)
+		for (int j = 0; j < KNOB__COUNT; j++) {
+			_cleanup_free_ char *x = env_key((enum role_id)i, knob_name((enum knob_id)j));
+			if (strcmp(x, key) == 0) {
+				*r = (enum role_id)i;
+				*k = (enum knob_id)j;
+				return true;
+			}
+		}
+	return false;
+}
+
+/* --- nominal render ------------------------------------------------------- */
+
+int render_nominal(const char *profile, const char *operator_dir, struct render_out *out,
+		   struct err **err)
+{
+	struct knowledge k = { 0 };
+	if (knowledge_load(&k, operator_dir, err) < 0)
+		return -1;
+	int rc = -1;
+	struct host_facts f = { 0 };
+	struct plan p = { 0 };
+	struct fleet_template t = { 0 };
+	const struct profile *pr = knowledge_profile(&k, profile);
+	if (!pr) {
+		/* let plan_resolve produce the "unknown profile" error text */
+		struct plan_input in = { .k = &k, .facts = &f, .profile = profile,
+					 .read_checkpoint = checkpoint_nominal };
+		plan_resolve(&p, &in, err);
+		goto out;
+	}
+	host_facts_nominal(&f, knowledge_card(&k, pr->card));
+	struct plan_input in = { .k = &k, .facts = &f, .profile = profile,
+				 .read_checkpoint = checkpoint_nominal };
+	if (plan_resolve(&p, &in, err) < 0 || fleet_template_load(&t, err) < 0 ||
+	    render_fleet(&p, &t, out, err) < 0)
+		goto out;
+	rc = 0;
+out:
+	fleet_template_free(&t);
+	plan_free(&p);
+	host_facts_free(&f);
+	knowledge_free(&k);
+	return rc;
+}
+
+/* --- init ----------------------------------------------------------------- */
+
+static bool in_list(const char *const *l, const char *s)
+{
+	for (; l && *l; l++)
+		if (strcmp(*l, s) == 0)
+			return true;
+	return false;
+}
+
+static void strv_add(char ***v, const char *s)
+{
+	size_t n = 0;
+	while (*v && (*v)[n])
+		n++;
+	*v = xrealloc(*v, (n + 2) * sizeof(char *));
+	(*v)[n] = xstrdup(s);
+	(*v)[n + 1] = NULL;
+}
+
+/* Read a file of the deploy dir; NULL when absent. */
+static char *read_opt(const char *dir, const char *name, struct err **err)
+{
+	_cleanup_free_ char *p = xasprintf("%s/%s", dir, name);
+	if (!fs_exists(p))
+		return NULL;
+	return fs_read(p, 16 << 20, NULL, err);
+}
+
+/* Replace the value of KEY=... lines in rendered .env text by the kept
+ * operator values, and append operator-only keys. */
+static char *merge_env(const char *rendered, const struct env_file *old, const char *const *edited,
+		       const struct env_file *renv)
+{
+	_cleanup_buf_ struct buf b;
+	buf_init(&b, 0);
+	const char *p = rendered;
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
+		const char *eq = memchr(p, '=', n);
+		bool replaced = false;
+		if (eq && *p != '#') {
+			_cleanup_free_ char *key = xasprintf("%.*s", (int)(eq - p), p);
+			if (in_list(edited, key)) {
+				buf_printf(&b, "%s=%s\n", key, env_get(old, key));
+				replaced = true;
+			}
+		}
+		if (!replaced)
+			buf_add(&b, p, n);
+		p += n;
+	}
+	bool header = false;
+	for (size_t i = 0; i < old->n; i++) {
+		const char *key = old->e[i].key;
+		if (!in_list(edited, key) || env_get(renv, key))
+			continue;
+		if (env_entry_get(old, key) != &old->e[i])
+			continue; /* only the last assignment */
+		if (!header) {
+			buf_adds(&b, "\n# operator keys (kept by lobes init)\n");
+			header = true;
+		}
+		buf_printf(&b, "%s=%s\n", key, old->e[i].value);
+	}
+	return buf_take(&b);
+}
+
+/* The .env text with secret values masked, for diffs. */
+static char *mask_env(const char *text)
+{
+	if (!text)
+		return NULL;
+	_cleanup_buf_ struct buf b;
+	buf_init(&b, 0);
+	const char *p = text;
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
+		const char *eq = memchr(p, '=', n);
+		_cleanup_free_ char *key = eq ? xasprintf("%.*s", (int)(eq - p), p) : NULL;
+		if (key && *p != '#' && env_key_is_secret(key))
+			buf_printf(&b, "%s=<hidden>\n", key);
+		else
+			buf_add(&b, p, n);
+		p += n;
+	}
+	return buf_take(&b);
+}
+
+int init_prepare(struct init_result *r, const struct init_opts *o, struct err **err)
+{
+	memset(r, 0, sizeof(*r));
+	r->dir = xstrdup(o->dir);
+	if (fs_exists(o->dir) && !fs_is_dir(o->dir))
+		return err_set(err, EXIT_CONFIG, "deploy dir '%s' is a file; expected a directory", o->dir);
+	r->dir_exists = fs_is_dir(o->dir);
+	/* What is there now. */
+	_cleanup_free_ char *old_env_text = r->dir_exists ? read_opt(o->dir, ".env", err) : NULL;
+	if (r->dir_exists && !old_env_text && err && *err)
+		return -1;
+	_cleanup_free_ char *state_text = r->dir_exists ? read_opt(o->dir, STATE_FILE, err) : NULL;
+	if (r->dir_exists && !state_text && err && *err)
+		return -1;
+	struct env_file old = { 0 };
+	if (old_env_text && env_parse(old_env_text, ".env", &old, err) < 0)
+		return err_wrap(err, "deploy dir '%s'", o->dir);
+	json_auto_t *state = NULL;
+	if (state_text) {
+		json_error_t je;
+		state = json_loads(state_text, 0, &je);
+		if (!state || !json_is_object(json_object_get(state, "env"))) {
+			env_file_free(&old);
+			return err_set(err, EXIT_CONFIG, "%s/%s:%d:%d: %s; expected the state lobes wrote "
+					 "(delete it to treat every .env value as yours)",
+				       o->dir, STATE_FILE, je.line, je.column,
+				       state ? "no 'env' object" : je.text);
+		}
+	}
+	json_t *last = json_object_get(state, "env");
+	json_auto_t *now = NULL;
+	if (!state && old.n) {
+		/* No record of what lobes wrote: every value that differs from what
+		 * it would write now counts as the operator's. */
+		now = json_object();
+		struct loaded_plan lp0;
+		struct fleet_template t0;
+		struct render_out ro0;
+		if (loaded_plan_init(&lp0, o->dir, o->profile, err) < 0) {
+			env_file_free(&old);
+			return -1;
+		}
+		int r0 = fleet_template_load(&t0, err);
+		if (r0 == 0)
+			r0 = render_fleet(&lp0.plan, &t0, &ro0, err);
+		if (r0 == 0) {
+			struct env_file e0 = { 0 };
+			if (env_parse(render_out_get(&ro0, ".env")->data, ".env", &e0, NULL) == 0)
+				for (size_t i = 0; i < e0.n; i++)
+					json_object_set_new(now, e0.e[i].key, json_string(e0.e[i].value));
+			env_file_free(&e0);
+			render_out_free(&ro0);
+			fleet_template_free(&t0);
+		}
+		loaded_plan_free(&lp0);
+		if (r0 < 0) {
+			env_file_free(&old);
+			return -1;
+		}
+		last = now;
+	}
+	/* Operator edits: keys whose value differs from what lobes last wrote. */
+	char **edited = NULL;
+	struct override *ov = NULL;
+	size_t n_ov = 0;
+	char **where = NULL;
+	int rc = -1;
+	for (size_t i = 0; i < old.n; i++) {
+		const struct env_entry *e = &old.e[i];
+		if (env_entry_get(&old, e->key) != e)
+			continue;
+		const char *was = json_string_value(json_object_get(last, e->key));
+		if (last && was && strcmp(was, e->value) == 0)
+			continue;
+		if (in_list(o->reset, e->key)) {
+			strv_add(&r->reset, e->key);
+			continue;
+		}
+		strv_add(&edited, e->key);
+		enum role_id role;
+		enum knob_id knob;
+		if (knob_key(e->key, &role, &knob)) {
+			char *canon = NULL;
+			const char *expect = NULL;
+			if (knob_canon(knob, e->value, &canon, &expect) < 0) {
+				err_set(err, EXIT_CONFIG, "%s/.env:%d:%zu: %s=%s is not valid; expected %s",
+					o->dir, e->line, strlen(e->key) + 2, e->key, e->value, expect);
+				goto out;
+			}
+			free(canon);
+			ov = xrealloc(ov, (n_ov + 1) * sizeof(*ov));
+			_cleanup_free_ char *w = xasprintf(".env:%d %s (operator edit)", e->line, e->key);
+			strv_add(&where, w);
+			ov[n_ov++] = (struct override){ role, knob, e->value, NULL };
+		}
+	}
+	for (size_t i = 0; i < n_ov; i++)
+		ov[i].where = where[i];
+	if (loaded_plan_init_ov(&r->lp, o->dir, o->profile, ov, n_ov, err) < 0)
+		goto out;
+	struct fleet_template t;
+	if (fleet_template_load(&t, err) < 0)
+		goto out;
+	struct render_out ro;
+	int rr = render_fleet(&r->lp.plan, &t, &ro, err);
+	fleet_template_free(&t);
+	if (rr < 0)
+		goto out;
+	/* What the render alone would write, for the "kept" report. */
+	struct env_file renv = { 0 };
+	const struct render_file *ef = render_out_get(&ro, ".env");
+	if (env_parse(ef->data, ".env (rendered)", &renv, err) < 0) {
+		render_out_free(&ro);
+		goto out;
+	}
+	for (char **k = edited; k && *k; k++) {
+		const char *lobes = env_get(&renv, *k);
+		const char *yours = env_get(&old, *k);
+		if (lobes && strcmp(lobes, yours) == 0)
+			continue;
+		r->kept = xrealloc(r->kept, (r->n_kept + 1) * sizeof(*r->kept));
+		r->kept[r->n_kept++] = (struct kept_value){ xstrdup(*k), xstrdup(yours),
+							    lobes ? xstrdup(lobes) : NULL,
+							    env_key_is_secret(*k) };
+	}
+	_cleanup_buf_ struct buf diff;
+	buf_init(&diff, 0);
+	for (size_t i = 0; i < ro.n; i++) {
+		struct file_change *fc = &r->files[r->n_files++];
+		fc->name = xstrdup(ro.files[i].name);
+		fc->mode = ro.files[i].mode;
+		fc->new = strcmp(fc->name, ".env") == 0
+				  ? merge_env(ro.files[i].data, &old, (const char *const *)edited, &renv)
+				  : xstrdup(ro.files[i].data);
+		fc->old = strcmp(fc->name, ".env") == 0 && old_env_text ? xstrdup(old_env_text)
+			  : r->dir_exists ? read_opt(o->dir, fc->name, err) : NULL;
+		if (!fc->old && err && *err) {
+			env_file_free(&renv);
+			render_out_free(&ro);
+			goto out;
+		}
+		fc->changed = !fc->old || strcmp(fc->old, fc->new) != 0;
+		r->changed |= fc->changed;
+		_cleanup_free_ char *ma = strcmp(fc->name, ".env") == 0 ? mask_env(fc->old) : NULL;
+		_cleanup_free_ char *mb = strcmp(fc->name, ".env") == 0 ? mask_env(fc->new) : NULL;
+		_cleanup_free_ char *la = xasprintf("a/%s", fc->name);
+		_cleanup_free_ char *lb = xasprintf("b/%s", fc->name);
+		diff_unified(ma ? ma : fc->old, mb ? mb : fc->new, la, lb, &diff);
+	}
+	env_file_free(&renv);
+	render_out_free(&ro);
+	r->diff = buf_take(&diff);
+	rc = 0;
+out:
+	strv_free(edited);
+	strv_free(where);
+	free(ov);
+	env_file_free(&old);
+	return rc;
+}
+
+/* NAME.bak.N with N one more than the highest present. */
+static char *backup_name(const char *dir, const char *name)
+{
+	for (int n = 1;; n++) {
+		char *p = xasprintf("%s/%s.bak.%d", dir, name, n);
+		if (!fs_exists(p))
+			return p;
+		free(p);
+	}
+}
+
+static char *state_json(const struct init_result *r)
+{
+	struct env_file env = { 0 };
+	json_auto_t *o = json_object();
+	json_object_set_new(o, "version", json_integer(1));
+	json_object_set_new(o, "profile", json_string(r->lp.plan.profile->name));
+	json_t *e = json_object();
+	for (size_t i = 0; i < r->n_files; i++) {
+		if (strcmp(r->files[i].name, ".env") != 0)
+			continue;
+		if (env_parse(r->files[i].new, ".env", &env, NULL) < 0)
+			break;
+		for (size_t j = 0; j < env.n; j++) {
+			/* Record what lobes itself wrote: operator values are the kept ones. */
+			bool kept = false;
+			for (size_t k = 0; k < r->n_kept; k++)
+				kept |= strcmp(r->kept[k].key, env.e[j].key) == 0;
+			if (!kept && !env_key_is_secret(env.e[j].key))
+				json_object_set_new(e, env.e[j].key, json_string(env.e[j].value));
+		}
+	}
+	env_file_free(&env);
+	json_object_set_new(o, "env", e);
+	char *s = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS);
+	char *out = xasprintf("%s\n", s);
+	free(s);
+	return out;
+}
+
+int init_apply(struct init_result *r, struct err **err)
+{
+	if (!r->changed)
+		return 0;
+	if (fs_mkdirs(r->dir, 0700, err) < 0)
+		return err_wrap(err, "deploy dir");
+	if (access(r->dir, W_OK) < 0)
+		return err_errno(err, EXIT_CONFIG, errno, "deploy dir '%s' is not writable", r->dir);
+	/* Backups first: nothing is replaced before every old version is safe. */
+	for (size_t i = 0; i < r->n_files; i++) {
+		struct file_change *fc = &r->files[i];
+		if (!fc->changed || !fc->old)
+			continue;
+		fc->backup = backup_name(r->dir, fc->name);
+		if (fs_write_atomic(fc->backup, fc->old, strlen(fc->old), fc->mode, err) < 0)
+			return err_wrap(err, "back up '%s'", fc->name);
+	}
+	for (size_t i = 0; i < r->n_files; i++) {
+		struct file_change *fc = &r->files[i];
+		if (!fc->changed)
+			continue;
+		_cleanup_free_ char *p = xasprintf("%s/%s", r->dir, fc->name);
+		if (fs_write_atomic(p, fc->new, strlen(fc->new), fc->mode, err) < 0)
+			return -1;
+	}
+	_cleanup_free_ char *st = state_json(r);
+	_cleanup_free_ char *sp = xasprintf("%s/%s", r->dir, STATE_FILE);
+	return fs_write_atomic(sp, st, strlen(st), 0600, err);
+}
+
+void init_result_free(struct init_result *r)
+{
+	loaded_plan_free(&r->lp);
+	for (size_t i = 0; i < r->n_files; i++) {
+		free(r->files[i].name);
+		free(r->files[i].old);
+		free(r->files[i].new);
+		free(r->files[i].backup);
+	}
+	for (size_t i = 0; i < r->n_kept; i++) {
+		free(r->kept[i].key);
+		free(r->kept[i].yours);
+		free(r->kept[i].lobes);
+	}
+	free(r->kept);
+	strv_free(r->reset);
+	free(r->diff);
+	free(r->dir);
+	memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,82 @@
+/*
+ * deploy.h — writing a render into a deploy dir (`lobes init`).
+ *
+ * A deploy dir holds docker-compose.yml, docker-compose.gpu.yml, .env (0600)
+ * and .lobes-state.json (the values lobes last wrote, so an operator's edit
+ * can be told from a stale render). init_prepare() computes everything and
+ * writes nothing; init_apply() writes each changed file atomically, keeping
+ * the replaced one as NAME.bak.N.
+ *
+ * Operator edits to .env survive a re-init: an edited knob key
+ * (<ROLE>_<KNOB>) becomes an operator override in the plan (so the compose
+ * structure follows it and `explain` names it), any other edited or added
+ * key is carried over as is. --reset KEY drops an edit.
+ */
+#ifndef LOBES_DEPLOY_H
+#define LOBES_DEPLOY_H
+
+#include <stdbool.h>
+
+#include "../plan/session.h"
+#include "render.h"
+
+struct env_entry {
+	char *key, *value;
+	int line;
+};
+
+struct env_file {
+	struct env_entry *e;
+	size_t n;
+};
+
+/* Parse KEY=VALUE lines (comments and blank lines skipped). A line that is
+ * not KEY=VALUE is an error "NAME:LINE:COL: ...; expected KEY=VALUE". */
+int env_parse(const char *text, const char *name, struct env_file *out, struct err **err);
+const char *env_get(const struct env_file *f, const char *key);
+void env_file_free(struct env_file *f);
+
+struct kept_value {
+	char *key, *yours, *lobes; /* lobes: what the render alone would write (NULL: no such key) */
+	bool secret;
+};
+
+struct file_change {
+	char *name;
+	char *old; /* NULL: the file does not exist */
+	char *new;
+	mode_t mode;
+	bool changed;
+	char *backup; /* set by init_apply when a file was kept aside */
+};
+
+struct init_result {
+	struct loaded_plan lp;
+	struct file_change files[4];
+	size_t n_files;
+	struct kept_value *kept;
+	size_t n_kept;
+	char **reset;     /* keys --reset dropped */
+	char *diff;       /* unified diff of every file, secrets masked */
+	bool changed;
+	bool dir_exists;
+	char *dir;
+};
+
+struct init_opts {
+	const char *dir;
+	const char *profile; /* NULL: by detection */
+	const char *const *reset; /* NULL-terminated keys, or NULL */
+};
+
+int init_prepare(struct init_result *r, const struct init_opts *o, struct err **err);
+/* Write what init_prepare computed. A no-op when nothing changed. */
+int init_apply(struct init_result *r, struct err **err);
+void init_result_free(struct init_result *r);
+
+/* Render a profile for its own card (nominal facts, no checkpoint reads):
+ * the pure render the goldens hold. */
+int render_nominal(const char *profile, const char *operator_dir, struct render_out *out,
+		   struct err **err);
+
+#endif

@@ -1,0 +1,69 @@
+/*
+ * render.h — the fleet as files: a pure function of (plan, template).
+ *
+ * Output: docker-compose.yml (one service per feasible role; knob values flow
+ * from .env as ${VAR:-default}), docker-compose.gpu.yml (the GPU attachment
+ * for the card: a device reservation or `runtime: nvidia`, so the base file
+ * starts on a machine without a GPU), and .env (mode 0600). No clock, no
+ * host reads, no environment: the same plan gives the same bytes anywhere.
+ *
+ * The .env key names are a contract with every deploy dir ever written:
+ * see env_contract_keys() and tests/cases/env_contract.t before renaming.
+ */
+#ifndef LOBES_RENDER_H
+#define LOBES_RENDER_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "../plan/plan.h"
+
+struct fleet_template {
+	char *image_ref;    /* "vllm/vllm-openai" */
+	char *image_digest; /* "sha256:…" (may be a recorded prefix only) */
+	char *vllm_version;
+	char *hf_host, *hf_container;
+	char *hc_interval, *hc_timeout, *hc_start_period;
+	int hc_retries;
+	int ports[ROLE__COUNT];
+	char *source; /* "data/template/fleet.yaml" */
+};
+
+/* Load the embedded template (data/template/fleet.yaml). */
+int fleet_template_load(struct fleet_template *t, struct err **err);
+/* Parse a template from YAML text (tests). */
+int fleet_template_parse(struct fleet_template *t, const char *name, const char *text, size_t len,
+			 struct err **err);
+void fleet_template_free(struct fleet_template *t);
+/* "ref@digest" */
+char *fleet_template_image(const struct fleet_template *t);
+/* True when the digest is a full sha256 (64 hex digits). */
+int fleet_template_digest_complete(const struct fleet_template *t);
+
+struct render_file {
+	char *name; /* "docker-compose.yml", "docker-compose.gpu.yml", ".env" */
+	char *data;
+	size_t len;
+	mode_t mode;
+};
+
+struct render_out {
+	struct render_file files[3];
+	size_t n;
+};
+
+/* Render the plan. gpu_attach: "reservation" | "runtime" (the card's; the
+ * caller passes "reservation" for an unknown card). */
+int render_fleet(const struct plan *p, const struct fleet_template *t, struct render_out *out,
+		 struct err **err);
+void render_out_free(struct render_out *out);
+const struct render_file *render_out_get(const struct render_out *out, const char *name);
+
+/* The .env key for a role's knob: "CORTEX_GPU_MEM_UTIL"; caller frees. */
+char *env_key(enum role_id r, const char *suffix);
+/* Every .env key name lobes has ever written (NULL-terminated, static). */
+const char *const *env_contract_keys(void);
+/* True for keys whose values must never be printed (HF_TOKEN, *_API_KEY...). */
+int env_key_is_secret(const char *key);
+
+#endif

@@ -1,0 +1,124 @@
+/*
+ * template.c — the fixed parts of the fleet (data/template/fleet.yaml):
+ * image, Hugging Face cache mount, healthcheck timing, ports per role.
+ * Parsed strictly with libfyaml; errors name file:line:column.
+ */
+#include <ctype.h>
+#include <libfyaml.h>
+#include <string.h>
+
+#include "../knowledge/embedded.h"
+#include "../util/cleanup.h"
+#include "render.h"
+
+static int node_err(struct err **err, const char *file, struct fy_node *n, const char *what)
+{
+	struct fy_token *tok = n && fy_node_is_scalar(n) ? fy_node_get_scalar_token(n) : NULL;
+	const struct fy_mark *m = tok ? fy_token_start_mark(tok) : NULL;
+	return err_set(err, EXIT_CONFIG, "%s:%d:%d: %s", file, m ? m->line + 1 : 1,
+		       m ? m->column + 1 : 1, what);
+}
+
+/* The scalar at path, copied; NULL with *err when missing or not a scalar. */
+static char *scalar_at(struct fy_node *root, const char *path, const char *file, struct err **err)
+{
+	struct fy_node *n = fy_node_by_path(root, path, FY_NT, FYNWF_DONT_FOLLOW);
+	if (!n || !fy_node_is_scalar(n)) {
+		_cleanup_free_ char *m = xasprintf("'%s' missing or not a scalar; expected a value", path);
+		node_err(err, file, n ? n : root, m);
+		return NULL;
+	}
+	size_t len;
+	const char *s = fy_node_get_scalar(n, &len);
+	return xasprintf("%.*s", (int)len, s);
+}
+
+int fleet_template_parse(struct fleet_template *t, const char *name, const char *text, size_t len,
+			 struct err **err)
+{
+	memset(t, 0, sizeof(*t));
+	struct fy_parse_cfg cfg = { .flags = FYPCF_QUIET | FYPCF_DEFAULT_VERSION_1_2 };
+	struct fy_document *fyd = fy_document_build_from_string(&cfg, text, len);
+	if (!fyd)
+		return err_set(err, EXIT_CONFIG, "%s: not valid YAML", name);
+	struct fy_node *root = fy_document_root(fyd);
+	int rc = -1;
+	t->source = xstrdup(name);
+	if (!root || !fy_node_is_mapping(root)) {
+		node_err(err, name, root, "expected a mapping");
+		goto out;
+	}
+	if (!(t->image_ref = scalar_at(root, "/image/ref", name, err)) ||
+	    !(t->image_digest = scalar_at(root, "/image/digest", name, err)) ||
+	    !(t->vllm_version = scalar_at(root, "/image/vllm_version", name, err)) ||
+	    !(t->hf_host = scalar_at(root, "/hf_cache/host", name, err)) ||
+	    !(t->hf_container = scalar_at(root, "/hf_cache/container", name, err)) ||
+	    !(t->hc_interval = scalar_at(root, "/healthcheck/interval", name, err)) ||
+	    !(t->hc_timeout = scalar_at(root, "/healthcheck/timeout", name, err)) ||
+	    !(t->hc_start_period = scalar_at(root, "/healthcheck/start_period", name, err)))
+		goto out;
+	char *retries = scalar_at(root, "/healthcheck/retries", name, err);
+	if (!retries)
+		goto out;
+	t->hc_retries = (int)strtol(retries, NULL, 10);
+	free(retries);
+	for (int r = 0; r < ROLE__COUNT; r++) {
+		_cleanup_free_ char *path = xasprintf("/ports/%s", role_name((enum role_id)r));
+		_cleanup_free_ char *v = scalar_at(root, path, name, err);
+		if (!v)
+			goto out;
+		char *end;
+		long port = strtol(v, &end, 10);
+		if (*end || port < 1 || port > 65535) {
+			node_err(err, name, fy_node_by_path(root, path, FY_NT, FYNWF_DONT_FOLLOW),
+				 "port out of range; expected 1-65535");
+			goto out;
+		}
+		t->ports[r] = (int)port;
+	}
+	rc = 0;
+out:
+	fy_document_destroy(fyd);
+	if (rc < 0)
+		fleet_template_free(t);
+	return rc;
+}
+
+int fleet_template_load(struct fleet_template *t, struct err **err)
+{
+	for (size_t i = 0; i < embedded_files_count; i++)
+		if (strcmp(embedded_files[i].path, "data/template/fleet.yaml") == 0)
+			return fleet_template_parse(t, embedded_files[i].path, embedded_files[i].data,
+						    embedded_files[i].len, err);
+	return err_set(err, EXIT_INTERNAL, "template 'data/template/fleet.yaml' is not embedded");
+}
+
+void fleet_template_free(struct fleet_template *t)
+{
+	free(t->image_ref);
+	free(t->image_digest);
+	free(t->vllm_version);
+	free(t->hf_host);
+	free(t->hf_container);
+	free(t->hc_interval);
+	free(t->hc_timeout);
+	free(t->hc_start_period);
+	free(t->source);
+	memset(t, 0, sizeof(*t));
+}
+
+char *fleet_template_image(const struct fleet_template *t)
+{
+	return xasprintf("%s@%s", t->image_ref, t->image_digest);
+}
+
+int fleet_template_digest_complete(const struct fleet_template *t)
+{
+	const char *d = t->image_digest;
+	if (strncmp(d, "sha256:", 7) != 0 || strlen(d + 7) != 64)
+		return 0;
+	for (const char *p = d + 7; *p; p++)
+		if (!isxdigit((unsigned char)*p))
+			return 0;
+	return 1;
+}

@@ -1,0 +1,485 @@
+/*
+ * signatures.c — load and validate boot-log signature files (libfyaml
+ * document API, diagnostics collected, never printed).
+ *
+ * Every check names the node it rejects as "file:line:col: what; expected
+ * what". The checks: the document is a mapping of exactly `kind:
+ * signatures` and `signatures:` (a sequence); each entry is a mapping of
+ * known keys only, with id, severity, cause and remedy, and exactly one of
+ * literal/regex; a regex must compile (the PCRE2 message and offset are in
+ * the error); a capture must name a group of the regex; ids are unique per
+ * origin. An operator file's signature replaces a shipped one of the same id.
+ */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <dirent.h>
+#include <errno.h>
+#include <pcre2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libfyaml.h>
+
+#include "signatures.h"
+#include "../knowledge/embedded.h"
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+
+#define SIG_FILE_CAP ((size_t)4 << 20)
+
+const char *sig_severity_name(enum sig_severity s)
+{
+	switch (s) {
+	case SEV_FATAL: return "fatal";
+	case SEV_WARNING: return "warning";
+	default: return "info";
+	}
+}
+
+static void sig_clear(struct signature *s)
+{
+	free(s->id);
+	free(s->literal);
+	free(s->regex);
+	pcre2_code_free(s->code);
+	free(s->cause);
+	free(s->remedy);
+	strv_free(s->traits);
+	strv_free(s->captures);
+	free(s->capture_groups);
+	free(s->file);
+	memset(s, 0, sizeof(*s));
+}
+
+void sigset_free(struct sigset *set)
+{
+	if (!set)
+		return;
+	for (size_t i = 0; i < set->n; i++)
+		sig_clear(&set->sigs[i]);
+	free(set->sigs);
+	set->sigs = NULL;
+	set->n = 0;
+}
+
+const struct signature *sigset_find(const struct sigset *set, const char *id)
+{
+	for (size_t i = 0; i < set->n; i++)
+		if (strcmp(set->sigs[i].id, id) == 0)
+			return &set->sigs[i];
+	return NULL;
+}
+
+/* --- positions and messages ------------------------------------------- */
+
+struct pos {
+	int line, col; /* 1-based; 0 = unknown */
+};
+
+/* Where a node starts: a scalar's token; a collection's first item (libfyaml
+ * 0.7 has no start mark for collections); `dflt` when there is none. */
+static struct pos node_pos(struct fy_node *n, struct pos dflt)
+{
+	if (!n)
+		return dflt;
+	switch (fy_node_get_type(n)) {
+	case FYNT_SCALAR: {
+		struct fy_token *t = fy_node_get_scalar_token(n);
+		const struct fy_mark *m = t ? fy_token_start_mark(t) : NULL;
+		if (m)
+			return (struct pos){ m->line + 1, m->column + 1 };
+		return dflt;
+	}
+	case FYNT_MAPPING: {
+		void *it = NULL;
+		struct fy_node_pair *p = fy_node_mapping_iterate(n, &it);
+		return p ? node_pos(fy_node_pair_key(p), dflt) : dflt;
+	}
+	case FYNT_SEQUENCE: {
+		void *it = NULL;
+		return node_pos(fy_node_sequence_iterate(n, &it), dflt);
+	}
+	}
+	return dflt;
+}
+
+__attribute__((format(printf, 4, 5)))
+static int fail_at(struct err **err, const char *file, struct pos p, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	_cleanup_free_ char *msg = NULL;
+	if (vasprintf(&msg, fmt, ap) < 0)
+		abort();
+	va_end(ap);
+	return err_set(err, EXIT_CONFIG, "%s:%d:%d: %s", file, p.line, p.col, msg);
+}
+
+/* --- field helpers ----------------------------------------------------- */
+
+/* The scalar text of n (NUL-terminated, owned by the document), or NULL
+ * with *err set when n is not a non-empty scalar. */
+static const char *want_scalar(struct fy_node *n, const char *file, struct pos at,
+			       const char *key, struct err **err)
+{
+	const char *s = n && fy_node_get_type(n) == FYNT_SCALAR ? fy_node_get_scalar0(n) : NULL;
+	if (!s || !*s) {
+		fail_at(err, file, node_pos(n, at), "'%s' is empty or not a scalar; expected text", key);
+		return NULL;
+	}
+	return s;
+}
+
+/* A scalar or a sequence of scalars as a strv (caller frees). */
+static char **want_names(struct fy_node *n, const char *file, struct pos at, const char *key,
+			 bool allow_scalar, struct err **err)
+{
+	if (allow_scalar && n && fy_node_get_type(n) == FYNT_SCALAR) {
+		const char *s = want_scalar(n, file, at, key, err);
+		if (!s)
+			return NULL;
+		char **v = xcalloc(2, sizeof(char *));
+		v[0] = xstrdup(s);
+		return v;
+	}
+	if (!n || fy_node_get_type(n) != FYNT_SEQUENCE || fy_node_sequence_item_count(n) < 1) {
+		fail_at(err, file, node_pos(n, at), "'%s' is not %s; expected a list of names", key,
+			allow_scalar ? "a name or a list" : "a list");
+		return NULL;
+	}
+	size_t cnt = (size_t)fy_node_sequence_item_count(n), i = 0;
+	_cleanup_strv_ char **v = xcalloc(cnt + 1, sizeof(char *));
+	void *it = NULL;
+	struct fy_node *item;
+	while ((item = fy_node_sequence_iterate(n, &it))) {
+		const char *s = want_scalar(item, file, at, key, err);
+		if (!s)
+			return NULL;
+		v[i++] = xstrdup(s);
+	}
+	return TAKE_PTR(v);
+}
+
+static bool valid_name(const char *s)
+{
+	if (!*s || *s == '-')
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-'))
+			return false;
+	return true;
+}
+
+static bool shipped_trait(const char *name)
+{
+	_cleanup_free_ char *path = xasprintf("data/traits/%s.yaml", name);
+	for (size_t i = 0; i < embedded_files_count; i++)
+		if (strcmp(embedded_files[i].path, path) == 0)
+			return true;
+	return false;
+}
+
+/* Compile s->regex into s->code and resolve the capture names. */
+static int compile_regex(struct signature *s, const char *file, struct pos at, struct pos cap_at,
+			 struct err **err)
+{
+	int code;
+	PCRE2_SIZE off;
+	pcre2_code *re = pcre2_compile((PCRE2_SPTR)s->regex, PCRE2_ZERO_TERMINATED, 0, &code, &off,
+				       NULL);
+	if (!re) {
+		PCRE2_UCHAR msg[256];
+		if (pcre2_get_error_message(code, msg, sizeof(msg)) < 0)
+			snprintf((char *)msg, sizeof(msg), "error %d", code);
+		return fail_at(err, file, at,
+			       "regex of '%s' does not compile: %s at offset %zu; expected a PCRE2 pattern",
+			       s->id, (char *)msg, (size_t)off);
+	}
+	/* JIT where available; pcre2_match falls back to the interpreter. */
+	(void)pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
+	s->code = re;
+	if (s->captures) {
+		while (s->captures[s->n_captures])
+			s->n_captures++;
+		s->capture_groups = xcalloc(s->n_captures, sizeof(int));
+		for (size_t i = 0; i < s->n_captures; i++) {
+			int g = pcre2_substring_number_from_name(re, (PCRE2_SPTR)s->captures[i]);
+			if (g < 0)
+				return fail_at(err, file, cap_at,
+					       "capture '%s' of '%s' is not a group of its regex; expected "
+					       "a name of a (?<name>...) group", s->captures[i], s->id);
+			s->capture_groups[i] = g;
+		}
+	}
+	return 0;
+}
+
+static const char *const keys[] = {
+	"id", "literal", "regex", "severity", "cause", "remedy", "trait", "captures", "generic",
+};
+
+/* Parse one signature mapping into *s (fields owned by s). */
+static int parse_one(struct fy_node *m, const char *file, bool from_operator, struct pos at,
+		     struct signature *s, struct err **err)
+{
+	if (!m || fy_node_get_type(m) != FYNT_MAPPING)
+		return fail_at(err, file, node_pos(m, at),
+			       "a signature is not a mapping; expected id, literal or regex, "
+			       "severity, cause, remedy");
+	struct pos here = node_pos(m, at);
+	struct fy_node *v[ARRAY_SIZE(keys)] = { 0 };
+	struct pos kpos[ARRAY_SIZE(keys)] = { 0 };
+	void *it = NULL;
+	struct fy_node_pair *p;
+	while ((p = fy_node_mapping_iterate(m, &it))) {
+		struct fy_node *k = fy_node_pair_key(p);
+		const char *name = k && fy_node_get_type(k) == FYNT_SCALAR ? fy_node_get_scalar0(k) : "";
+		size_t i;
+		for (i = 0; i < ARRAY_SIZE(keys); i++)
+			if (strcmp(keys[i], name) == 0)
+				break;
+		if (i == ARRAY_SIZE(keys))
+			return fail_at(err, file, node_pos(k, here),
+				       "unknown key '%s' in a signature; expected one of id, literal, "
+				       "regex, severity, cause, remedy, trait, captures, generic", name);
+		v[i] = fy_node_pair_value(p);
+		kpos[i] = node_pos(k, here);
+	}
+	enum { K_ID, K_LITERAL, K_REGEX, K_SEVERITY, K_CAUSE, K_REMEDY, K_TRAIT, K_CAPTURES, K_GENERIC };
+	static const int required[] = { K_ID, K_SEVERITY, K_CAUSE, K_REMEDY };
+	for (size_t i = 0; i < ARRAY_SIZE(required); i++)
+		if (!kpos[required[i]].line)
+			return fail_at(err, file, here, "signature has no '%s'; expected id, severity, "
+				       "cause, remedy and one of literal or regex", keys[required[i]]);
+	const char *id = want_scalar(v[K_ID], file, kpos[K_ID], "id", err);
+	if (!id)
+		return -1;
+	if (!valid_name(id))
+		return fail_at(err, file, node_pos(v[K_ID], here),
+			       "bad signature id '%s'; expected lower-case letters, digits and '-'", id);
+	s->id = xstrdup(id);
+	s->file = xstrdup(file);
+	s->line = here.line;
+	s->col = here.col;
+	s->from_operator = from_operator;
+	bool has_lit = kpos[K_LITERAL].line, has_re = kpos[K_REGEX].line;
+	if (has_lit == has_re)
+		return fail_at(err, file, here, "signature '%s' has %s; expected exactly one of "
+			       "literal or regex", id, has_lit ? "both literal and regex" : "neither literal nor regex");
+	if (has_lit) {
+		const char *lit = want_scalar(v[K_LITERAL], file, kpos[K_LITERAL], "literal", err);
+		if (!lit)
+			return -1;
+		if (strchr(lit, '\n'))
+			return fail_at(err, file, node_pos(v[K_LITERAL], here),
+				       "literal of '%s' spans lines; expected text within one log line", id);
+		s->literal = xstrdup(lit);
+		s->literal_len = strlen(lit);
+	}
+	const char *sev = want_scalar(v[K_SEVERITY], file, kpos[K_SEVERITY], "severity", err);
+	if (!sev)
+		return -1;
+	if (strcmp(sev, "fatal") == 0)
+		s->severity = SEV_FATAL;
+	else if (strcmp(sev, "warning") == 0)
+		s->severity = SEV_WARNING;
+	else if (strcmp(sev, "info") == 0)
+		s->severity = SEV_INFO;
+	else
+		return fail_at(err, file, node_pos(v[K_SEVERITY], here),
+			       "bad severity '%s' of '%s'; expected fatal, warning or info", sev, id);
+	const char *cause = want_scalar(v[K_CAUSE], file, kpos[K_CAUSE], "cause", err);
+	if (!cause)
+		return -1;
+	s->cause = xstrdup(cause);
+	const char *remedy = want_scalar(v[K_REMEDY], file, kpos[K_REMEDY], "remedy", err);
+	if (!remedy)
+		return -1;
+	s->remedy = xstrdup(remedy);
+	if (kpos[K_GENERIC].line) {
+		const char *g = want_scalar(v[K_GENERIC], file, kpos[K_GENERIC], "generic", err);
+		if (!g)
+			return -1;
+		if (strcmp(g, "true") != 0 && strcmp(g, "false") != 0)
+			return fail_at(err, file, node_pos(v[K_GENERIC], here),
+				       "bad generic '%s' of '%s'; expected true or false", g, id);
+		s->generic = strcmp(g, "true") == 0;
+		if (s->generic && s->severity != SEV_FATAL)
+			return fail_at(err, file, node_pos(v[K_GENERIC], here),
+				       "generic on the %s signature '%s'; expected it on fatal ones only",
+				       sev, id);
+	}
+	if (kpos[K_TRAIT].line) {
+		s->traits = want_names(v[K_TRAIT], file, kpos[K_TRAIT], "trait", true, err);
+		if (!s->traits)
+			return -1;
+		for (char **t = s->traits; *t; t++) {
+			if (!valid_name(*t) || (!from_operator && !shipped_trait(*t)))
+				return fail_at(err, file, node_pos(v[K_TRAIT], here),
+					       "unknown trait '%s' in '%s'; expected a trait of data/traits/",
+					       *t, id);
+		}
+	}
+	if (kpos[K_CAPTURES].line) {
+		if (!has_re)
+			return fail_at(err, file, kpos[K_CAPTURES],
+				       "captures on the literal signature '%s'; expected them with a regex", id);
+		s->captures = want_names(v[K_CAPTURES], file, kpos[K_CAPTURES], "captures", false, err);
+		if (!s->captures)
+			return -1;
+	}
+	if (has_re) {
+		const char *re = want_scalar(v[K_REGEX], file, kpos[K_REGEX], "regex", err);
+		if (!re)
+			return -1;
+		s->regex = xstrdup(re);
+		if (compile_regex(s, file, node_pos(v[K_REGEX], here), node_pos(v[K_CAPTURES], here),
+				  err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Add s to set, taking its fields: a duplicate id of the same origin is an
+ * error, an operator signature replaces a shipped one in place. */
+static int add_sig(struct sigset *set, struct signature *s, struct err **err)
+{
+	for (size_t i = 0; i < set->n; i++) {
+		struct signature *o = &set->sigs[i];
+		if (strcmp(o->id, s->id) != 0)
+			continue;
+		if (o->from_operator == s->from_operator)
+			return fail_at(err, s->file, (struct pos){ s->line, s->col },
+				       "duplicate signature id '%s' (first at %s:%d:%d); expected "
+				       "each id once", s->id, o->file, o->line, o->col);
+		sig_clear(o);
+		*o = *s;
+		memset(s, 0, sizeof(*s));
+		return 0;
+	}
+	set->sigs = xrealloc(set->sigs, (set->n + 1) * sizeof(*set->sigs));
+	set->sigs[set->n++] = *s;
+	memset(s, 0, sizeof(*s));
+	return 0;
+}
+
+static void diag_quiet(struct fy_diag *d, void *user, const char *buf, size_t len)
+{
+	(void)d, (void)user, (void)buf, (void)len;
+}
+
+static void fy_document_destroyp(struct fy_document **d) { fy_document_destroy(*d); }
+static void fy_diag_destroyp(struct fy_diag **d) { if (*d) fy_diag_destroy(*d); }
+
+int sigset_add_yaml(struct sigset *set, const char *file, const char *text, size_t len,
+		    bool from_operator, struct err **err)
+{
+	struct fy_diag_cfg dcfg;
+	fy_diag_cfg_default(&dcfg);
+	dcfg.fp = NULL;
+	dcfg.output_fn = diag_quiet;
+	dcfg.colorize = false;
+	__attribute__((cleanup(fy_diag_destroyp))) struct fy_diag *diag = fy_diag_create(&dcfg);
+	if (!diag)
+		return err_set(err, EXIT_INTERNAL, "%s: cannot create a YAML diagnostic object", file);
+	struct fy_parse_cfg cfg = {
+		.flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG | FYPCF_DEFAULT_VERSION_1_2,
+		.diag = diag,
+	};
+	__attribute__((cleanup(fy_document_destroyp))) struct fy_document *doc =
+		fy_document_build_from_string(&cfg, text, len);
+	if (!doc) {
+		void *it = NULL;
+		struct fy_diag_error *e = fy_diag_errors_iterate(diag, &it);
+		if (e)
+			return fail_at(err, file, (struct pos){ e->line + 1, e->column + 1 },
+				       "%s; expected valid YAML", e->msg);
+		return err_set(err, EXIT_CONFIG, "%s: not valid YAML", file);
+	}
+	struct pos top = { 1, 1 };
+	struct fy_node *root = fy_document_root(doc);
+	if (!root || fy_node_get_type(root) != FYNT_MAPPING)
+		return fail_at(err, file, node_pos(root, top),
+			       "the document is not a mapping; expected kind: signatures and signatures:");
+	struct fy_node *list = NULL;
+	struct pos list_pos = top;
+	bool kind_ok = false;
+	void *it = NULL;
+	struct fy_node_pair *p;
+	while ((p = fy_node_mapping_iterate(root, &it))) {
+		struct fy_node *k = fy_node_pair_key(p), *v = fy_node_pair_value(p);
+		const char *name = k && fy_node_get_type(k) == FYNT_SCALAR ? fy_node_get_scalar0(k) : "";
+		if (strcmp(name, "kind") == 0) {
+			const char *kind = v && fy_node_get_type(v) == FYNT_SCALAR ? fy_node_get_scalar0(v) : "";
+			if (strcmp(kind, "signatures") != 0)
+				return fail_at(err, file, node_pos(v, node_pos(k, top)),
+					       "kind is '%s'; expected signatures", kind);
+			kind_ok = true;
+		} else if (strcmp(name, "signatures") == 0) {
+			list = v;
+			list_pos = node_pos(k, top);
+		} else {
+			return fail_at(err, file, node_pos(k, top),
+				       "unknown key '%s'; expected kind or signatures", name);
+		}
+	}
+	if (!kind_ok)
+		return fail_at(err, file, node_pos(root, top), "no 'kind'; expected kind: signatures");
+	if (!list || fy_node_get_type(list) != FYNT_SEQUENCE)
+		return fail_at(err, file, node_pos(list, list_pos),
+			       "'signatures' is missing or not a list; expected a list of signatures");
+	it = NULL;
+	struct fy_node *item;
+	while ((item = fy_node_sequence_iterate(list, &it))) {
+		struct signature s = { 0 };
+		if (parse_one(item, file, from_operator, list_pos, &s, err) < 0 ||
+		    add_sig(set, &s, err) < 0) {
+			sig_clear(&s);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int name_filter(const struct dirent *d)
+{
+	size_t n = strlen(d->d_name);
+	return d->d_name[0] != '.' && n > 5 && strcmp(d->d_name + n - 5, ".yaml") == 0;
+}
+
+int sigset_load(struct sigset *set, const char *operator_dir, struct err **err)
+{
+	/* embedded_files is sorted by path (the build passes it sorted). */
+	for (size_t i = 0; i < embedded_files_count; i++) {
+		const struct embedded_file *f = &embedded_files[i];
+		size_t n = strlen(f->path);
+		if (!str_starts_with(f->path, "data/signatures/") || n < 5 ||
+		    strcmp(f->path + n - 5, ".yaml") != 0)
+			continue;
+		if (sigset_add_yaml(set, f->path, f->data, f->len, false, err) < 0)
+			return -1;
+	}
+	if (!operator_dir)
+		return 0;
+	_cleanup_free_ char *dir = xasprintf("%s/signatures", operator_dir);
+	struct dirent **ents = NULL;
+	int n = scandir(dir, &ents, name_filter, alphasort);
+	if (n < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 0;
+		return err_errno(err, EXIT_CONFIG, errno, "read directory '%s'", dir);
+	}
+	int rc = 0;
+	for (int i = 0; i < n; i++) {
+		if (rc == 0) {
+			_cleanup_free_ char *path = xasprintf("%s/%s", dir, ents[i]->d_name);
+			size_t len = 0;
+			_cleanup_free_ char *text = fs_read(path, SIG_FILE_CAP, &len, err);
+			if (!text || sigset_add_yaml(set, path, text, len, true, err) < 0)
+				rc = -1;
+		}
+		free(ents[i]);
+	}
+	free(ents);
+	return rc;
+}
