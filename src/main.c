@@ -43,6 +43,19 @@ static const struct command commands[] = {
 	  "  --apply       write the files atomically; replaced files are kept as NAME.bak.N;\n"
 	  "                .env is mode 0600\n"
 	  "  --reset KEY   forget your edit of .env KEY (repeatable)\n" },
+	{ "triage", cmd_triage, "lobes triage [--follow [--timeout S]] [--all] [--json] [FILE...]",
+	  "name the known causes in vLLM boot logs (exit 1 on a fatal one)",
+	  "Matches each line of the logs (FILE, or stdin for '-' or no FILE) against\n"
+	  "the signatures in data/signatures and DIR/signatures/*.yaml (an operator\n"
+	  "signature with a shipped id replaces it). Prints FILE:LINE: SEVERITY id,\n"
+	  "the cause, the fix and the implicated trait, then a summary per input.\n"
+	  "  --all         every occurrence (default: each signature's first, with a count)\n"
+	  "  --follow      keep reading the one input as it grows (every 200 ms) until\n"
+	  "                'Application startup complete.', a fatal signature, the end\n"
+	  "                of a pipe, --timeout, or an interrupt\n"
+	  "  --timeout S   with --follow, stop after S seconds (default: no limit)\n"
+	  "Exit 1 when a fatal signature matched, 0 otherwise, 3 when an input cannot be\n"
+	  "read or a signature file is bad.\n" },
 };
 
 static const char *exit_codes_help =

@@ -59,5 +59,6 @@ CMD(detect);
 CMD(explain);
 CMD(render);
 CMD(init);
+CMD(triage);
 
 #endif

@@ -12,6 +12,8 @@
 #include "../lib/util/cleanup.h"
 #include "cmd.h"
 #include "../lib/plan/session.h"
+#include "../lib/render/deploy.h"
+#include "../lib/util/fs.h"
 
 static void print_evidence(const struct ctx *ctx, const json_t *ev)
 {
@@ -137,11 +139,25 @@ CMD(explain)
 			return cmd_usage_error(ctx, "one role at most");
 	}
 	struct err *e = NULL;
-	struct loaded_plan lp;
-	if (loaded_plan_init(&lp, ctx->dir, profile, &e) < 0)
-		return cmd_fail(ctx, e);
-	json_auto_t *t = plan_json(&lp.plan, &lp.facts, role);
-	loaded_plan_free(&lp);
+	json_auto_t *t = NULL;
+	_cleanup_free_ char *envp = xasprintf("%s/.env", ctx->dir);
+	if (fs_exists(envp)) {
+		/* A deploy dir: its operator edits are overrides in the plan. */
+		struct init_result r;
+		struct init_opts o = { .dir = ctx->dir, .profile = profile };
+		if (init_prepare(&r, &o, &e) < 0) {
+			init_result_free(&r);
+			return cmd_fail(ctx, e);
+		}
+		t = plan_json(&r.lp.plan, &r.lp.facts, role);
+		init_result_free(&r);
+	} else {
+		struct loaded_plan lp;
+		if (loaded_plan_init(&lp, ctx->dir, profile, &e) < 0)
+			return cmd_fail(ctx, e);
+		t = plan_json(&lp.plan, &lp.facts, role);
+		loaded_plan_free(&lp);
+	}
 	if (ctx->json)
 		out_json(t);
 	else

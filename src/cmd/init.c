@@ -8,6 +8,7 @@
 
 #include "../lib/render/deploy.h"
 #include "../lib/util/cleanup.h"
+#include "../lib/util/fs.h"
 #include "cmd.h"
 
 static json_t *result_json(const struct init_result *r, bool applied, const char *image_note)
@@ -37,13 +38,16 @@ static json_t *result_json(const struct init_result *r, bool applied, const char
 		json_array_append_new(warn, json_string(image_note));
 	const struct host_facts *f = &r->lp.facts;
 	return json_pack("{s:s, s:{s:s, s:s, s:s?}, s:{s:s, s:s, s:b, s:b}, s:o, s:o, s:o, s:o, s:s, "
-			 "s:b, s:b, s:o}",
+			 "s:b, s:b, s:o, s:s}",
 			 "dir", r->dir, "card", "id", p->card ? p->card->name : "unknown", "status",
 			 p->card ? p->card->status : "unknown", "why", p->card_why, "profile", "name",
 			 p->profile->name, "status", p->profile->status, "forced", p->forced,
 			 "unvalidated", p->unvalidated, "facts", host_facts_json(f), "warnings", warn,
 			 "kept", kept, "files", files, "diff", r->diff ? r->diff : "", "changed",
-			 r->changed, "applied", applied, "reset", reset);
+			 r->changed, "applied", applied, "reset", reset, "profile_source",
+			 r->profile_from_dir ? "deploy dir (.env LOBES_PROFILE)"
+			 : p->forced	     ? "--profile"
+					     : "detected card");
 }
 
 CMD(init)
@@ -100,9 +104,19 @@ CMD(init)
 	}
 	const json_t *card = json_object_get(res, "card"), *pr = json_object_get(res, "profile");
 	printf("card: %s (%s) — %s\n", jstr(card, "id"), jstr(card, "status"), jstr(card, "why"));
-	printf("profile: %s%s%s (%s)%s%s\n", c_bold(ctx), jstr(pr, "name"), c_reset(ctx),
+	printf("profile: %s%s%s (%s)%s%s, from the %s\n", c_bold(ctx), jstr(pr, "name"), c_reset(ctx),
 	       jstr(pr, "status"), json_is_true(json_object_get(pr, "forced")) ? ", forced" : "",
-	       json_is_true(json_object_get(pr, "unvalidated")) ? ", unvalidated for this card" : "");
+	       json_is_true(json_object_get(pr, "unvalidated")) ? ", unvalidated for this card" : "",
+	       jstr(res, "profile_source"));
+	const json_t *facts = json_object_get(res, "facts");
+	const char *fk[] = { "gpu_name", "compute_cap", "mem_total", "memory_model" };
+	printf("facts:");
+	for (size_t k = 0; k < ARRAY_SIZE(fk); k++) {
+		const json_t *fv = json_object_get(facts, fk[k]);
+		const char *v = json_string_value(json_object_get(fv, "value"));
+		printf(" %s=%s", fk[k], v ? v : "unknown");
+	}
+	printf("\n");
 	size_t i;
 	json_t *x;
 	json_array_foreach(json_object_get(res, "warnings"), i, x)

@@ -13,22 +13,23 @@ export STUB_SMI_LOG=$TMP/smi.argv
 unset LOBES_SYSROOT LOBES_NVML_LIB LOBES_NVIDIA_SMI LOBES_NO_NVML LOBES_SMI_TIMEOUT_MS
 unset STUB_NVML_NAME STUB_NVML_CC STUB_NVML_MEM STUB_NVML_DRIVER STUB_NVML_FAIL_INIT
 
-if command -v python3 >/dev/null 2>&1; then
-	# jget PATH: a dotted path into the JSON on stdin; strings raw, the rest as JSON
+# jget PATH: a dotted path into the JSON on stdin, strings raw, the rest as
+# JSON; jvalid: the JSON on stdin parses; junknown_with_value: how many facts
+# are reported unknown yet carry a value (there must be none).
+if command -v jq >/dev/null 2>&1; then
+	jget() { jq -r ".$1"; }
+	jvalid() { jq -e . >/dev/null; }
+	junknown_with_value() { jq '[.facts[] | select(.valid == false and .value != null)] | length'; }
+elif command -v python3 >/dev/null 2>&1; then
 	jget() { python3 -c 'import json,sys
 d = json.load(sys.stdin)
 for k in sys.argv[1].split("."):
     d = d[k]
 print(d if isinstance(d, str) else json.dumps(d))' "$1"; }
 	jvalid() { python3 -c 'import json,sys; json.load(sys.stdin)'; }
-	# facts reported unknown but carrying a value (there must be none)
 	junknown_with_value() { python3 -c 'import json,sys
 d = json.load(sys.stdin)
 print(len([k for k, f in d["facts"].items() if not f["valid"] and f["value"] is not None]))'; }
-elif command -v jq >/dev/null 2>&1; then
-	jget() { jq -r ".$1"; }
-	jvalid() { jq -e . >/dev/null; }
-	junknown_with_value() { jq '[.facts[] | select(.valid == false and .value != null)] | length'; }
 else
 	skip_all "neither python3 nor jq to read --json"
 fi
@@ -38,14 +39,17 @@ ok "$([ -e "$STUB" ]; echo $?)" "stub NVML library is built ($STUB)"
 # detect_box BOX [VAR=VALUE...]: text and --json of `lobes detect` on a box;
 # sets $out/$errout/$rc (text) and $json/$jrc. nvidia-smi is the box's stub
 # (absent on boxes without one), NVML is absent unless the caller sets it.
+# The stub nvidia-smi logs its argv to $STUB_SMI_LOG (text run) and
+# $STUB_SMI_LOG.json (--json run).
 detect_box() {
 	local box=$1
 	shift
-	rm -f "$STUB_SMI_LOG"
+	rm -f "$STUB_SMI_LOG" "$STUB_SMI_LOG.json"
 	run env LOBES_SYSROOT="$HOSTS/$box" LOBES_NVML_LIB="$NO_NVML" \
 		LOBES_NVIDIA_SMI="$HOSTS/$box/bin/nvidia-smi" "$@" "$LOBES" detect
 	json=$(env LOBES_SYSROOT="$HOSTS/$box" LOBES_NVML_LIB="$NO_NVML" \
-		LOBES_NVIDIA_SMI="$HOSTS/$box/bin/nvidia-smi" "$@" "$LOBES" --json detect 2>/dev/null)
+		LOBES_NVIDIA_SMI="$HOSTS/$box/bin/nvidia-smi" STUB_SMI_LOG="$STUB_SMI_LOG.json" \
+		"$@" "$LOBES" --json detect 2>/dev/null)
 	jrc=$?
 }
 

@@ -156,8 +156,10 @@ struct knowledge {
 };
 
 /* Load the embedded data, then operator files from operator_dir (may be
- * NULL or a missing directory). Errors are EXIT_CONFIG with
- * "file:line:col: message". */
+ * NULL or a missing directory; YAML files directly in it and in its
+ * cards/, traits/, profiles/ subdirectories, plus template/defaults.yaml),
+ * then run knowledge_check. Errors are EXIT_CONFIG with
+ * "file:line:col: message"; on failure k is freed (left zeroed). */
 int knowledge_load(struct knowledge *k, const char *operator_dir, struct err **err);
 /* Load only from a directory tree laid out like data/ (tests). */
 int knowledge_load_dir(struct knowledge *k, const char *dir, bool operator, struct err **err);

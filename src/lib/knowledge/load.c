@@ -80,6 +80,12 @@ static bool mark_of(struct fy_node *n, int *line, int *col)
 			return false;
 		*line = m->line + 1;
 		*col = m->column + 1;
+		/* the token of a quoted scalar or an alias starts after its
+		 * quote or '*'; point at the node as written */
+		enum fy_node_style st = fy_node_get_style(n);
+		if ((st == FYNS_SINGLE_QUOTED || st == FYNS_DOUBLE_QUOTED || st == FYNS_ALIAS) &&
+		    *col > 1)
+			(*col)--;
 		return true;
 	}
 	if (collection_pos(n, line, col))

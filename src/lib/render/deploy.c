@@ -254,22 +254,31 @@ int init_prepare(struct init_result *r, const struct init_opts *o, struct err **
 				       state ? "no 'env' object" : je.text);
 		}
 	}
+	/* A profile chosen before sticks until --profile says otherwise. */
+	const char *profile = o->profile;
+	if (!profile && env_get(&old, "LOBES_PROFILE") && !in_list(o->reset, "LOBES_PROFILE")) {
+		profile = env_get(&old, "LOBES_PROFILE");
+		r->profile_from_dir = true;
+	}
 	json_t *last = json_object_get(state, "env");
-	json_auto_t *now = NULL;
-	if (!state && old.n) {
-		/* No record of what lobes wrote: every value that differs from what
-		 * it would write now counts as the operator's. */
-		now = json_object();
+	/* What lobes itself would write now, without any operator edit: the
+	 * reference for "lobes would write" and for the state file. Without a
+	 * state file, every value that differs from it counts as the operator's. */
+	json_t *now = json_object();
+	r->lobes_env = now;
+	{
 		struct loaded_plan lp0;
 		struct fleet_template t0;
 		struct render_out ro0;
-		if (loaded_plan_init(&lp0, o->dir, o->profile, err) < 0) {
+		if (loaded_plan_init(&lp0, o->dir, profile, err) < 0) {
 			env_file_free(&old);
 			return -1;
 		}
 		int r0 = fleet_template_load(&t0, err);
-		if (r0 == 0)
+		if (r0 == 0) {
 			r0 = render_fleet(&lp0.plan, &t0, &ro0, err);
+			fleet_template_free(&t0);
+		}
 		if (r0 == 0) {
 			struct env_file e0 = { 0 };
 			if (env_parse(render_out_get(&ro0, ".env")->data, ".env", &e0, NULL) == 0)
@@ -277,15 +286,15 @@ int init_prepare(struct init_result *r, const struct init_opts *o, struct err **
 					json_object_set_new(now, e0.e[i].key, json_string(e0.e[i].value));
 			env_file_free(&e0);
 			render_out_free(&ro0);
-			fleet_template_free(&t0);
 		}
 		loaded_plan_free(&lp0);
 		if (r0 < 0) {
 			env_file_free(&old);
 			return -1;
 		}
-		last = now;
 	}
+	if (!state)
+		last = now;
 	/* Operator edits: keys whose value differs from what lobes last wrote. */
 	char **edited = NULL;
 	struct override *ov = NULL;
@@ -323,7 +332,7 @@ int init_prepare(struct init_result *r, const struct init_opts *o, struct err **
 	}
 	for (size_t i = 0; i < n_ov; i++)
 		ov[i].where = where[i];
-	if (loaded_plan_init_ov(&r->lp, o->dir, o->profile, ov, n_ov, err) < 0)
+	if (loaded_plan_init_ov(&r->lp, o->dir, profile, ov, n_ov, err) < 0)
 		goto out;
 	struct fleet_template t;
 	if (fleet_template_load(&t, err) < 0)
@@ -333,7 +342,7 @@ int init_prepare(struct init_result *r, const struct init_opts *o, struct err **
 	fleet_template_free(&t);
 	if (rr < 0)
 		goto out;
-	/* What the render alone would write, for the "kept" report. */
+	/* The render with the operator's knob edits, for the merge. */
 	struct env_file renv = { 0 };
 	const struct render_file *ef = render_out_get(&ro, ".env");
 	if (env_parse(ef->data, ".env (rendered)", &renv, err) < 0) {
@@ -341,7 +350,7 @@ int init_prepare(struct init_result *r, const struct init_opts *o, struct err **
 		goto out;
 	}
 	for (char **k = edited; k && *k; k++) {
-		const char *lobes = env_get(&renv, *k);
+		const char *lobes = json_string_value(json_object_get(now, *k));
 		const char *yours = env_get(&old, *k);
 		if (lobes && strcmp(lobes, yours) == 0)
 			continue;
@@ -399,27 +408,10 @@ static char *backup_name(const char *dir, const char *name)
 
 static char *state_json(const struct init_result *r)
 {
-	struct env_file env = { 0 };
 	json_auto_t *o = json_object();
 	json_object_set_new(o, "version", json_integer(1));
 	json_object_set_new(o, "profile", json_string(r->lp.plan.profile->name));
-	json_t *e = json_object();
-	for (size_t i = 0; i < r->n_files; i++) {
-		if (strcmp(r->files[i].name, ".env") != 0)
-			continue;
-		if (env_parse(r->files[i].new, ".env", &env, NULL) < 0)
-			break;
-		for (size_t j = 0; j < env.n; j++) {
-			/* Record what lobes itself wrote: operator values are the kept ones. */
-			bool kept = false;
-			for (size_t k = 0; k < r->n_kept; k++)
-				kept |= strcmp(r->kept[k].key, env.e[j].key) == 0;
-			if (!kept && !env_key_is_secret(env.e[j].key))
-				json_object_set_new(e, env.e[j].key, json_string(env.e[j].value));
-		}
-	}
-	env_file_free(&env);
-	json_object_set_new(o, "env", e);
+	json_object_set(o, "env", r->lobes_env);
 	char *s = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS);
 	char *out = xasprintf("%s\n", s);
 	free(s);
@@ -474,5 +466,6 @@ void init_result_free(struct init_result *r)
 	strv_free(r->reset);
 	free(r->diff);
 	free(r->dir);
+	json_decref(r->lobes_env);
 	memset(r, 0, sizeof(*r));
 }

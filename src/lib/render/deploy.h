@@ -60,7 +60,9 @@ struct init_result {
 	char *diff;       /* unified diff of every file, secrets masked */
 	bool changed;
 	bool dir_exists;
+	bool profile_from_dir; /* no --profile: the LOBES_PROFILE of the deploy dir was used */
 	char *dir;
+	json_t *lobes_env; /* what lobes alone would write to .env: {key: value} */
 };
 
 struct init_opts {

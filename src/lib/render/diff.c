@@ -66,11 +66,11 @@ int diff_unified(const char *a, const char *b, const char *label_a, const char *
 	while (i < n || j < m) {
 		if (i < n && j < m && eq(&A, i, &B, j)) {
 			ed[ne++] = (struct edit){ OP_EQ, i++, j++ };
-		} else if (j < m && (i == n || L(i, j + 1) >= L(i + 1, j))) {
-			ed[ne++] = (struct edit){ OP_ADD, i, j++ };
+		} else if (i < n && (j == m || L(i + 1, j) >= L(i, j + 1))) {
+			ed[ne++] = (struct edit){ OP_DEL, i++, j };
 			changed++;
 		} else {
-			ed[ne++] = (struct edit){ OP_DEL, i++, j };
+			ed[ne++] = (struct edit){ OP_ADD, i, j++ };
 			changed++;
 		}
 	}

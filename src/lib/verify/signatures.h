@@ -2,9 +2,9 @@
  * signatures.h — boot-log signatures: data files mapping a log line to a
  * cause, a remedy and the traits it implicates.
  *
- * The shipped set is data/signatures/*.yaml (embedded in the binary; the
+ * The shipped set is data/signatures/NAME.yaml (embedded in the binary; the
  * schema is documented in data/signatures/README). An operator adds or
- * replaces signatures with <deploy-dir>/signatures/*.yaml: an operator
+ * replaces signatures with <deploy-dir>/signatures/NAME.yaml: an operator
  * signature whose id is a shipped one replaces it whole. Validation is
  * strict and every error is EXIT_CONFIG with "file:line:col: ...; expected
  * ...". Regexes are compiled (and JIT-compiled where the platform allows)
@@ -44,7 +44,7 @@ struct sigset {
 	size_t n;
 };
 
-/* Load the shipped signatures, then <operator_dir>/signatures/*.yaml in name
+/* Load the shipped signatures, then <operator_dir>/signatures/NAME.yaml in name
  * order (operator_dir may be NULL; a missing directory is not an error).
  * On failure set is left empty-or-partial and must still be freed. */
 int sigset_load(struct sigset *set, const char *operator_dir, struct err **err);

@@ -1,0 +1,458 @@
+/*
+ * triage.c — `lobes triage [--follow] [--all] [--timeout S] [FILE...]`: read
+ * vLLM boot logs and name the known causes in them.
+ *
+ * Signatures are the shipped data/signatures plus <deploy-dir>/signatures.
+ * Each input (a file, or stdin for "-" or no FILE) gets its own matcher
+ * (line numbers are per input). The result is one JSON object, printed as
+ * text or --json: per input the matches (each signature's first occurrence
+ * with its count, or with --all every occurrence), a per-signature summary,
+ * and the cause (the first specific fatal line). With --follow the one
+ * input is read as it grows (every 200 ms) until `Application startup
+ * complete.`, a fatal signature, the end of a pipe, --timeout, or SIGINT;
+ * text output then prints each match as it comes and the summary at the end.
+ *
+ * Exit: 1 when a fatal signature matched, else 0; 3 when an input cannot be
+ * read or a signature file is bad (nothing is printed then).
+ *
+ * Inputs are sources: a file descriptor and a label; everything downstream
+ * (feed, follow, print) does not care where bytes come from. `--role R`
+ * (a container's log through the Docker Engine API) plugs in at
+ * open_sources(): resolve R to its container, open the log stream as a
+ * source labelled "role R", and run it through run_source() like a file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../lib/util/cleanup.h"
+#include "../lib/verify/signatures.h"
+#include "../lib/verify/triage.h"
+#include "cmd.h"
+
+#define BLOCK ((size_t)1 << 20)
+#define POLL_MS 200
+
+struct source {
+	const char *label; /* "FILE" or "(stdin)" */
+	int fd;
+	bool regular;      /* a regular file: EOF is "no more yet" when following */
+};
+
+struct opts {
+	bool follow, all;
+	double timeout;    /* seconds; 0 = none (with --follow) */
+};
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+/* --- JSON ------------------------------------------------------------- */
+
+static json_t *strv_json(char **v)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; v && v[i]; i++)
+		json_array_append_new(a, json_string(v[i]));
+	return a;
+}
+
+/* One match as JSON; count 0 leaves "count" out. */
+static json_t *match_json(const struct triage_match *m, uint64_t count)
+{
+	const struct signature *s = m->sig;
+	json_t *caps = json_object();
+	for (size_t i = 0; i < m->n_caps; i++)
+		json_object_set_new(caps, m->caps[i].name, json_string(m->caps[i].value));
+	json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:s, s:o, s:s, s:b, s:o}",
+			      "line", (json_int_t)m->line_no, "id", s->id,
+			      "severity", sig_severity_name(s->severity), "cause", s->cause,
+			      "remedy", s->remedy, "traits", strv_json(s->traits),
+			      "text", m->text, "truncated", m->truncated, "captures", caps);
+	if (count)
+		json_object_set_new(o, "count", json_integer((json_int_t)count));
+	return o;
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+	const struct triage_match *x = *(const struct triage_match *const *)a;
+	const struct triage_match *y = *(const struct triage_match *const *)b;
+	if (x->line_no != y->line_no)
+		return x->line_no < y->line_no ? -1 : 1;
+	return x->sig_index < y->sig_index ? -1 : x->sig_index > y->sig_index;
+}
+
+/* The result for one input. matches: with all, every kept match (line
+ * order); else each signature's first occurrence with its count. */
+static json_t *source_json(const struct source *src, const struct sigset *set,
+			   const struct triage *t, bool all, const char *stopped)
+{
+	json_t *matches = json_array(), *summary = json_array();
+	size_t n = 0;
+	if (all) {
+		const struct triage_match *ms = triage_matches(t, &n);
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(matches, match_json(&ms[i], 0));
+	} else {
+		const struct triage_match **firsts = xcalloc(set->n + 1, sizeof(*firsts));
+		for (size_t i = 0; i < set->n; i++)
+			if (triage_first(t, i))
+				firsts[n++] = triage_first(t, i);
+		qsort(firsts, n, sizeof(*firsts), cmp_line);
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(matches,
+					      match_json(firsts[i], triage_count(t, firsts[i]->sig_index)));
+		free(firsts);
+	}
+	uint64_t by_sev[3] = { 0 };
+	for (size_t i = 0; i < set->n; i++) {
+		uint64_t c = triage_count(t, i);
+		if (!c)
+			continue;
+		by_sev[set->sigs[i].severity] += c;
+		json_array_append_new(summary,
+				      json_pack("{s:s, s:s, s:I, s:I}", "id", set->sigs[i].id, "severity",
+						sig_severity_name(set->sigs[i].severity), "count",
+						(json_int_t)c, "first_line",
+						(json_int_t)triage_first(t, i)->line_no));
+	}
+	const struct triage_match *cause = triage_cause(t);
+	const struct signature *done = sigset_find(set, "startup-complete");
+	bool complete = done && triage_count(t, (size_t)(done - set->sigs)) > 0;
+	json_t *o = json_pack("{s:s, s:I, s:o, s:o, s:o, s:b, s:b, s:{s:I, s:I, s:I}}",
+			      "file", src->label, "lines", (json_int_t)triage_lines(t),
+			      "matches", matches, "summary", summary,
+			      "cause", cause ? json_pack("{s:s, s:I, s:s, s:s, s:o}", "id", cause->sig->id,
+							 "line", (json_int_t)cause->line_no,
+							 "cause", cause->sig->cause,
+							 "remedy", cause->sig->remedy,
+							 "traits", strv_json(cause->sig->traits))
+					     : json_null(),
+			      "fatal", cause != NULL, "startup_complete", complete,
+			      "counts", "fatal", (json_int_t)by_sev[SEV_FATAL],
+			      "warning", (json_int_t)by_sev[SEV_WARNING],
+			      "info", (json_int_t)by_sev[SEV_INFO]);
+	if (stopped)
+		json_object_set_new(o, "stopped", json_string(stopped));
+	if (triage_dropped(t))
+		json_object_set_new(o, "dropped", json_integer((json_int_t)triage_dropped(t)));
+	return o;
+}
+
+/* --- text ------------------------------------------------------------- */
+
+static void print_match(const struct ctx *ctx, const char *file, const json_t *m)
+{
+	const char *sev = jstr(m, "severity");
+	const char *color = strcmp(sev, "fatal") == 0 ? c_red(ctx)
+			    : strcmp(sev, "warning") == 0 ? c_yellow(ctx) : c_dim(ctx);
+	char up[16];
+	size_t i;
+	for (i = 0; sev[i] && i + 1 < sizeof(up); i++)
+		up[i] = (char)(sev[i] >= 'a' && sev[i] <= 'z' ? sev[i] - 32 : sev[i]);
+	up[i] = 0;
+	json_int_t count = json_integer_value(json_object_get(m, "count"));
+	printf("%s:%lld: %s%s%s %s%s%s", file, (long long)json_integer_value(json_object_get(m, "line")),
+	       color, up, c_reset(ctx), c_bold(ctx), jstr(m, "id"), c_reset(ctx));
+	if (count > 1)
+		printf(" (%lld lines)", (long long)count);
+	printf(" — %s\n", jstr(m, "cause"));
+	printf("    fix: %s\n", jstr(m, "remedy"));
+	const json_t *traits = json_object_get(m, "traits");
+	if (json_array_size(traits)) {
+		printf("    trait:");
+		json_t *v;
+		json_array_foreach(traits, i, v)
+			printf("%s %s", i ? "," : "", json_string_value(v));
+		printf("\n");
+	}
+	const char *k;
+	json_t *v;
+	bool any = false;
+	json_object_foreach((json_t *)json_object_get(m, "captures"), k, v) {
+		printf("%s %s=%s", any ? "" : "    captured:", k, json_string_value(v));
+		any = true;
+	}
+	if (any)
+		printf("\n");
+	printf("    %s| %s%s%s\n", c_dim(ctx), jstr(m, "text"),
+	       json_is_true(json_object_get(m, "truncated")) ? " ..." : "", c_reset(ctx));
+}
+
+static void print_summary(const struct ctx *ctx, const json_t *f)
+{
+	const json_t *c = json_object_get(f, "counts");
+	json_int_t nf = json_integer_value(json_object_get(c, "fatal"));
+	json_int_t nw = json_integer_value(json_object_get(c, "warning"));
+	json_int_t ni = json_integer_value(json_object_get(c, "info"));
+	printf("%s%s:%s ", c_bold(ctx), jstr(f, "file"), c_reset(ctx));
+	if (nf + nw + ni == 0)
+		printf("no signature matched");
+	else
+		printf("%lld fatal, %lld warning, %lld info", (long long)nf, (long long)nw,
+		       (long long)ni);
+	printf(" in %lld lines", (long long)json_integer_value(json_object_get(f, "lines")));
+	const json_t *cause = json_object_get(f, "cause");
+	if (json_is_object(cause))
+		printf("; %scause: %s%s (line %lld)", c_red(ctx), jstr(cause, "id"), c_reset(ctx),
+		       (long long)json_integer_value(json_object_get(cause, "line")));
+	else if (json_is_true(json_object_get(f, "startup_complete")))
+		printf("; %sstartup complete%s", c_green(ctx), c_reset(ctx));
+	if (*jstr(f, "stopped"))
+		printf("; stopped: %s", jstr(f, "stopped"));
+	if (json_integer_value(json_object_get(f, "dropped")))
+		printf("; %lld matches not kept", (long long)json_integer_value(json_object_get(f, "dropped")));
+	printf("\n");
+}
+
+/* --- reading ---------------------------------------------------------- */
+
+struct live {
+	const struct ctx *ctx;
+	const struct triage *t;
+	const char *label;
+	bool all;
+	bool print; /* text output while following */
+};
+
+static void live_cb(const struct triage_match *m, void *opaque)
+{
+	struct live *l = opaque;
+	if (!l->print)
+		return;
+	/* default mode prints a signature's first occurrence only */
+	if (!l->all && triage_count(l->t, m->sig_index) > 1)
+		return;
+	json_t *j = match_json(m, 0);
+	print_match(l->ctx, l->label, j);
+	json_decref(j);
+	fflush(stdout);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static bool should_stop(const struct triage *t, const struct sigset *set, const char **why)
+{
+	if (triage_cause(t)) {
+		*why = "fatal";
+		return true;
+	}
+	const struct signature *done = sigset_find(set, "startup-complete");
+	if (done && triage_count(t, (size_t)(done - set->sigs))) {
+		*why = "startup-complete";
+		return true;
+	}
+	return false;
+}
+
+/* Read src to its end (or, following, to a stop condition) into t. Sets
+ * *stopped (following only). Errors: EXIT_CONFIG for a read failure. */
+static int run_source(const struct source *src, const struct opts *o, const struct sigset *set,
+		      struct triage *t, const char **stopped, struct err **err)
+{
+	_cleanup_free_ char *buf = xcalloc(1, BLOCK);
+	double deadline = o->timeout > 0 ? now_s() + o->timeout : 0;
+	for (;;) {
+		if (o->follow && !src->regular) {
+			struct pollfd p = { .fd = src->fd, .events = POLLIN };
+			int r = poll(&p, 1, POLL_MS);
+			if (r < 0 && errno != EINTR)
+				return err_errno(err, EXIT_CONFIG, errno, "read '%s'", src->label);
+			if (r <= 0)
+				goto idle;
+		}
+		ssize_t n = read(src->fd, buf, BLOCK);
+		if (n < 0) {
+			if (errno == EINTR)
+				goto idle;
+			return err_errno(err, EXIT_CONFIG, errno, "read '%s'", src->label);
+		}
+		if (n > 0) {
+			triage_feed(t, buf, (size_t)n);
+			if (o->follow && should_stop(t, set, stopped))
+				break;
+			continue;
+		}
+		/* end of input for now */
+		if (!o->follow || !src->regular) {
+			if (o->follow)
+				*stopped = "end-of-input";
+			break;
+		}
+		struct timespec ts = { 0, POLL_MS * 1000000L };
+		nanosleep(&ts, NULL);
+idle:
+		if (!o->follow)
+			continue;
+		if (interrupted) {
+			*stopped = "interrupted";
+			break;
+		}
+		if (deadline && now_s() >= deadline) {
+			*stopped = "timeout";
+			break;
+		}
+	}
+	triage_finish(t);
+	if (o->follow && !*stopped)
+		should_stop(t, set, stopped);
+	return 0;
+}
+
+static void close_sources(struct source *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i].fd > 0)
+			close(s[i].fd);
+	free(s);
+}
+
+/* Open every input before reading any, so an unreadable one fails the run
+ * before output starts. Here is where `--role R` will add its source. */
+static struct source *open_sources(char **files, size_t n, size_t *out_n, struct err **err)
+{
+	size_t cnt = n ? n : 1;
+	struct source *s = xcalloc(cnt, sizeof(*s));
+	for (size_t i = 0; i < cnt; i++) {
+		const char *f = n ? files[i] : "-";
+		if (strcmp(f, "-") == 0) {
+			s[i].label = "(stdin)";
+			s[i].fd = STDIN_FILENO;
+		} else {
+			s[i].label = f;
+			s[i].fd = open(f, O_RDONLY | O_CLOEXEC);
+			if (s[i].fd < 0) {
+				err_errno(err, EXIT_CONFIG, errno, "open '%s'", f);
+				close_sources(s, i);
+				return NULL;
+			}
+		}
+		struct stat st;
+		if (fstat(s[i].fd, &st) == 0) {
+			if (S_ISDIR(st.st_mode)) {
+				err_set(err, EXIT_CONFIG, "'%s' is a directory; expected a log file", f);
+				close_sources(s, i + 1);
+				return NULL;
+			}
+			s[i].regular = S_ISREG(st.st_mode);
+		}
+	}
+	*out_n = cnt;
+	return s;
+}
+
+CMD(triage)
+{
+	static const struct option longopts[] = {
+		{ "follow", no_argument, NULL, 'f' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ 0 },
+	};
+	struct opts o = { 0 };
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+fa", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			o.follow = true;
+			break;
+		case 'a':
+			o.all = true;
+			break;
+		case 't': {
+			char *end;
+			errno = 0;
+			o.timeout = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(o.timeout > 0))
+				return cmd_usage_error(ctx, "bad --timeout '%s'; expected seconds > 0", optarg);
+			break;
+		}
+		default:
+			return cmd_usage_error(ctx, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	char **files = argv + optind;
+	size_t n_files = (size_t)(argc - optind);
+	if (o.timeout > 0 && !o.follow)
+		return cmd_usage_error(ctx, "--timeout needs --follow");
+	if (o.follow && n_files > 1)
+		return cmd_usage_error(ctx, "--follow reads one input");
+
+	struct err *e = NULL;
+	struct sigset set = { 0 };
+	if (sigset_load(&set, ctx->dir, &e) < 0) {
+		sigset_free(&set);
+		return cmd_fail(ctx, e);
+	}
+	size_t n_src = 0;
+	struct source *src = open_sources(files, n_files, &n_src, &e);
+	if (!src) {
+		sigset_free(&set);
+		return cmd_fail(ctx, e);
+	}
+	if (o.follow) {
+		struct sigaction sa = { .sa_handler = on_signal };
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+	}
+	json_t *result = json_pack("{s:[], s:b}", "files", "fatal", false);
+	json_t *arr = json_object_get(result, "files");
+	int code = 0;
+	for (size_t i = 0; i < n_src; i++) {
+		_cleanup_triage_ struct triage *t = triage_new(&set, o.all ? TRIAGE_KEEP_ALL : 0);
+		struct live l = { ctx, t, src[i].label, o.all, o.follow && !ctx->json };
+		triage_set_callback(t, live_cb, &l);
+		const char *stopped = NULL;
+		if (run_source(&src[i], &o, &set, t, &stopped, &e) < 0) {
+			code = cmd_fail(ctx, e);
+			break;
+		}
+		json_t *f = source_json(&src[i], &set, t, o.all, o.follow ? stopped : NULL);
+		if (json_is_true(json_object_get(f, "fatal"))) {
+			json_object_set(result, "fatal", json_true());
+			code = EXIT_CHECK;
+		}
+		json_array_append_new(arr, f);
+	}
+	if (!ctx->err) {
+		if (ctx->json) {
+			out_json(result);
+		} else {
+			size_t i;
+			json_t *f;
+			json_array_foreach(arr, i, f) {
+				if (!o.follow) {
+					size_t j;
+					json_t *m;
+					json_array_foreach(json_object_get(f, "matches"), j, m)
+						print_match(ctx, jstr(f, "file"), m);
+				}
+				print_summary(ctx, f);
+			}
+		}
+	}
+	json_decref(result);
+	close_sources(src, n_src);
+	sigset_free(&set);
+	return code;
+}

@@ -1,0 +1,115 @@
+#!/bin/bash
+# render.t — goldens for every shipped profile, byte-stable renders,
+# isolation between machines, compose validity, and the thor/spark divergence
+# being exactly the knobs of FACTS.md traits 1-3 and 6.
+. "${LOBES_SRC:-.}/tests/lib.sh"
+export LOBES_DIR="$TMP/nodeploy"
+
+# Every shipped profile has a golden, and the render matches it byte for byte.
+for f in "$SRC"/data/profiles/*.yaml; do
+	p=$(basename "$f" .yaml)
+	ok "$([ -f "$SRC/tests/goldens/$p/docker-compose.yml" ] && [ -f "$SRC/tests/goldens/$p/.env" ] &&
+		[ -f "$SRC/tests/goldens/$p/docker-compose.gpu.yml" ]; echo $?)" "golden for profile $p exists"
+	run "$LOBES" render --check "$SRC/tests/goldens/$p" --profile "$p"
+	is "$rc" 0 "render of $p matches its golden"
+done
+
+# A missing golden file is a failure, not a pass.
+mkdir -p "$TMP/g" && cp -r "$SRC/tests/goldens/spark/." "$TMP/g/"
+rm "$TMP/g/docker-compose.gpu.yml"
+run "$LOBES" render --check "$TMP/g" --profile spark
+is "$rc" 1 "a missing golden file fails the check"
+like "$out" "docker-compose.gpu.yml: missing" "the missing file is named"
+# A changed byte is reported with a unified diff.
+cp -r "$SRC/tests/goldens/spark/." "$TMP/g/"
+sed -i 's/CORTEX_GPU_MEM_UTIL=0.30/CORTEX_GPU_MEM_UTIL=0.31/' "$TMP/g/.env"
+run "$LOBES" render --check "$TMP/g"
+is "$rc" 1 "a changed golden fails the check (profile taken from .env)"
+like "$out" "^-CORTEX_GPU_MEM_UTIL=0.31" "the diff shows the old line"
+like "$out" "\+CORTEX_GPU_MEM_UTIL=0.30" "the diff shows the new line"
+
+# Byte-stable: no clock, host or environment in the output.
+"$LOBES" render --profile thor --out "$TMP/a" >/dev/null
+(cd / && env -i PATH="$PATH" HOME=/nonexistent LOBES_DIR=/x TZ=Asia/Tokyo HF_HOME=/elsewhere \
+	LOBES_SYSROOT="$SRC/tests/fixtures/hosts/gb10" "$LOBES" render --profile thor --out "$TMP/b" >/dev/null)
+ok "$(diff -r "$TMP/a" "$TMP/b" >/dev/null; echo $?)" "render is the same under another env, cwd, clock zone and host"
+is "$(stat -c %a "$TMP/a/.env")" 600 ".env is written with mode 0600"
+
+# No dead env anywhere, the attention backend only via --attention-config, no stray tokens.
+all=$(cat "$SRC"/tests/goldens/*/docker-compose*.yml "$SRC"/tests/goldens/*/.env)
+unlike "$all" "VLLM_ATTENTION_BACKEND" "VLLM_ATTENTION_BACKEND appears in no render"
+like "$(cat "$SRC/tests/goldens/thor/docker-compose.yml")" \
+	"- '--attention-config=\{\"backend\": \"\\$\{EMBEDDER_ATTENTION_BACKEND:-TRITON_ATTN\}\"\}'" \
+	"attention backend is single-quoted --attention-config JSON"
+unlike "$(cat "$SRC/tests/goldens/spark/docker-compose.yml")" "HAND_QUANTIZATION|--enforce-eager|- ''" \
+	"a bf16 model has no --quantization item, eager off has no item, no empty items"
+like "$(cat "$SRC/tests/goldens/thor/docker-compose.yml")" "- '--enforce-eager'" "thor reranker renders --enforce-eager"
+unlike "$(cat "$SRC/tests/goldens/base/docker-compose.yml" "$SRC/tests/goldens/base/.env")" \
+	"Qwen3.8-27B" "the base render never contains the 27B cortex model"
+unlike "$(cat "$SRC/tests/goldens/thor/docker-compose.yml")" "^  hand:" "infeasible hand renders no service on thor"
+like "$(cat "$SRC/tests/goldens/thor/.env")" "^HAND_FEASIBLE=false$" "infeasible role leaves only its FEASIBLE=false marker"
+unlike "$(cat "$SRC/tests/goldens/thor/.env")" "^HAND_(MODEL|PORT|GPU_MEM_UTIL)=" "infeasible role renders no knobs"
+like "$(cat "$SRC/tests/goldens/orin/docker-compose.gpu.yml")" "runtime: nvidia" "orin attaches the GPU with runtime: nvidia"
+like "$(cat "$SRC/tests/goldens/spark/docker-compose.gpu.yml")" "driver: nvidia" "spark attaches the GPU with a device reservation"
+unlike "$(cat "$SRC/tests/goldens/spark/docker-compose.yml")" "nvidia" "the base compose file needs no GPU"
+like "$(cat "$SRC/tests/goldens/spark/docker-compose.yml")" "image: '\\$\{LOBES_IMAGE:-vllm/vllm-openai@sha256:" "image pinned by digest, overridable"
+
+# thor differs from spark in exactly the knobs of traits 1-3 and 6.
+keys() { grep -v '^#' "$1" | grep '=' | sort; }
+changed=$(diff <(keys "$SRC/tests/goldens/spark/.env") <(keys "$SRC/tests/goldens/thor/.env") |
+	grep '^[<>]' | sed 's/^[<>] //; s/=.*//' | sort -u | tr '\n' ' ')
+is "$changed" "CORTEX_KV_CACHE_DTYPE EMBEDDER_ATTENTION_BACKEND HAND_ATTENTION_BACKEND HAND_ENFORCE_EAGER HAND_FEASIBLE HAND_GPU_MEM_UTIL HAND_KV_CACHE_DTYPE HAND_MAX_MODEL_LEN HAND_MAX_NUM_SEQS HAND_MODEL HAND_PORT HAND_QUANTIZATION LOBES_CARD LOBES_ORDER LOBES_PROFILE RERANKER_ATTENTION_BACKEND RERANKER_ENFORCE_EAGER " \
+	"thor .env differs from spark only in trait 1-3 and 6 knobs (plus identity and order)"
+
+# Isolation: a thor-only value or an sm_110 trait changes thor, never spark; and vice versa.
+mkdir -p "$TMP/op1/profiles"
+sed 's/gpu_mem_util: 0.30/gpu_mem_util: 0.25/' "$SRC/data/profiles/thor.yaml" > "$TMP/op1/profiles/thor.yaml"
+run "$LOBES" --dir "$TMP/op1" render --check "$SRC/tests/goldens/spark" --profile spark
+is "$rc" 0 "a thor-only value leaves the spark render byte-identical"
+run "$LOBES" --dir "$TMP/op1" render --check "$SRC/tests/goldens/thor" --profile thor
+is "$rc" 1 "the same change does change thor"
+mkdir -p "$TMP/op2/profiles"
+sed 's/attention_backend: TRITON_ATTN/attention_backend: FLEX_ATTENTION/' \
+	"$SRC/data/traits/sm110-pooling-triton.yaml" > "$TMP/op2/profiles/sm110-pooling-triton.yaml"
+run "$LOBES" --dir "$TMP/op2" render --check "$SRC/tests/goldens/spark" --profile spark
+is "$rc" 0 "an sm_110 trait change leaves the spark render byte-identical"
+run "$LOBES" --dir "$TMP/op2" render --check "$SRC/tests/goldens/thor" --profile thor
+is "$rc" 1 "the sm_110 trait change does change thor"
+like "$out" "FLEX_ATTENTION" "and the diff shows the new backend"
+mkdir -p "$TMP/op3/profiles"
+sed 's/max_model_len: 131072/max_model_len: 65536/' "$SRC/data/profiles/spark.yaml" > "$TMP/op3/profiles/spark.yaml"
+run "$LOBES" --dir "$TMP/op3" render --check "$SRC/tests/goldens/thor" --profile thor
+is "$rc" 0 "a spark-only value leaves the thor render byte-identical"
+run "$LOBES" --dir "$TMP/op3" render --check "$SRC/tests/goldens/spark" --profile spark
+is "$rc" 1 "the same change does change spark"
+
+# Bad input.
+run "$LOBES" render --profile ../etc --out "$TMP/x"
+is "$rc" 3 "a profile name with .. is a config error"
+like "$errout" "not valid" "and says why"
+ok "$([ ! -e "$TMP/x" ]; echo $?)" "and writes nothing"
+run "$LOBES" render --profile nosuch
+is "$rc" 3 "an unknown profile is a config error"
+like "$errout" "expected one of: .*spark" "naming the profiles there are"
+run "$LOBES" render --out a --check b
+is "$rc" 2 "--out with --check is a usage error"
+run "$LOBES" --json render --profile spark
+like "$out" '"name": "docker-compose.yml"' "--json lists the files"
+
+# The compose files parse with docker-compose v1 (and v2 when present).
+if command -v docker-compose >/dev/null 2>&1; then
+	for d in "$SRC"/tests/goldens/*/; do
+		p=$(basename "$d")
+		run sh -c "cd '$d' && docker-compose config -q"
+		is "$rc" 0 "docker-compose v1 config -q accepts the $p golden (with its GPU overlay)"
+	done
+else
+	ok 1 "docker-compose is not installed (make deps installs it)"
+fi
+if docker compose version >/dev/null 2>&1; then
+	for d in "$SRC"/tests/goldens/*/; do
+		run sh -c "cd '$d' && docker compose config -q"
+		is "$rc" 0 "docker compose v2 config -q accepts the $(basename "$d") golden"
+	done
+fi
+done_testing
