@@ -19,9 +19,16 @@ STANDIN_PIDS=""
 HTTP_MAX_TIME=${HTTP_MAX_TIME:-10}
 trap 'standin_stop_all; rm -rf "$TMP"' EXIT
 
+# SIGTERM (the stand-in shuts down at once, even with a hung request),
+# then SIGKILL for anything still there after ~2 s.
 standin_stop_all() {
-	local p
-	for p in $STANDIN_PIDS; do kill -9 "$p" 2>/dev/null; done
+	local p i
+	for p in $STANDIN_PIDS; do kill -TERM "$p" 2>/dev/null; done
+	for p in $STANDIN_PIDS; do
+		for i in $(seq 20); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		kill -9 "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
 	STANDIN_PIDS=""
 }
 

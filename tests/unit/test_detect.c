@@ -1,5 +1,6 @@
 /* test_detect.c — host facts from fixture boxes (NVML stub, nvidia-smi stub,
- * Tegra files) and card_match against cards built here. */
+ * Tegra files) and card_match, against cards built here (the rules) and the
+ * shipped cards (the data). */
 #include "testutil.h"
 
 #include <unistd.h>
@@ -508,6 +509,137 @@ static void test_box_smi_hang(void **state)
 	box_close(&b);
 }
 
+/* A stub nvidia-smi written to dir/name that prints out and exits with rc;
+ * returns its path (caller frees). */
+static char *write_smi(const char *dir, const char *name, const char *out, int rc)
+{
+	char *p = xasprintf("%s/%s", dir, name);
+	_cleanup_free_ char *body = xasprintf("#!/bin/sh\ncat <<'EOF'\n%s\nEOF\nexit %d\n", out, rc);
+	struct err *e = NULL;
+	assert_int_equal(fs_write_atomic(p, body, strlen(body), 0755, &e), 0);
+	return p;
+}
+
+/* [N/A] and failure exits from nvidia-smi leave facts unknown, with a note. */
+static void test_smi_placeholders(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/lobes-smi.XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	setenv("LOBES_SYSROOT", dir, 1);
+	struct facts_opts o = { .nvml_lib = "/nonexistent/libnvidia-ml.so.1", .smi_timeout_ms = 5000 };
+	struct host_facts f;
+	struct err *e = NULL;
+
+	_cleanup_free_ char *na = write_smi(dir, "na", "[N/A], [N/A]", 0);
+	o.smi_path = na;
+	assert_int_equal(host_facts_gather(&f, &o, &e), 0);
+	assert_unknown(f.gpu_name);
+	assert_unknown(f.compute_cap);
+	assert_true(has_note(&f, "nvidia-smi: name is \"[N/A]\""));
+	assert_true(has_note(&f, "nvidia-smi: compute_cap is \"[N/A]\""));
+	host_facts_free(&f);
+
+	_cleanup_free_ char *half = write_smi(dir, "half", "NVIDIA GB10, [N/A]", 0);
+	o.smi_path = half;
+	assert_int_equal(host_facts_gather(&f, &o, &e), 0);
+	assert_fact(f.gpu_name, "NVIDIA GB10", "nvidia-smi");
+	assert_unknown(f.compute_cap);
+	host_facts_free(&f);
+
+	_cleanup_free_ char *bad = write_smi(
+		dir, "bad",
+		"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.", 9);
+	o.smi_path = bad;
+	assert_int_equal(host_facts_gather(&f, &o, &e), 0);
+	assert_unknown(f.gpu_name);
+	assert_true(has_note(&f, "nvidia-smi: exited with status 9: NVIDIA-SMI has failed"));
+	host_facts_free(&f);
+
+	_cleanup_free_ char *junk = write_smi(dir, "junk", "NVIDIA GB10, twelve", 0);
+	o.smi_path = junk;
+	assert_int_equal(host_facts_gather(&f, &o, &e), 0);
+	assert_unknown(f.compute_cap);
+	host_facts_free(&f);
+
+	unsetenv("LOBES_SYSROOT");
+	_cleanup_free_ char *cmd = xasprintf("rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* An empty sysroot: every fact unknown, the hostname too (the machine running
+ * the test is not the box described), and nothing fails. */
+static void test_empty_sysroot(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/lobes-root.XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	setenv("LOBES_SYSROOT", dir, 1);
+	struct facts_opts o = { .nvml_lib = "/nonexistent/libnvidia-ml.so.1",
+				.smi_path = "/nonexistent/nvidia-smi",
+				.smi_timeout_ms = 5000 };
+	struct host_facts f;
+	struct err *e = NULL;
+	assert_int_equal(host_facts_gather(&f, &o, &e), 0);
+	assert_unknown(f.gpu_name);
+	assert_unknown(f.mem_total);
+	assert_unknown(f.hostname);
+	assert_true(has_note(&f, "nvidia-smi: '/nonexistent/nvidia-smi' not found"));
+	assert_true(has_note(&f, "hostname: /etc/hostname absent"));
+	host_facts_free(&f);
+	/* LOBES_NO_NVML skips the library altogether */
+	o.no_nvml = true;
+	assert_int_equal(host_facts_gather(&f, &o, &e), 0);
+	assert_true(has_note(&f, "nvml: skipped"));
+	host_facts_free(&f);
+	unsetenv("LOBES_SYSROOT");
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/* The shipped cards (embedded data/cards/) resolve every fixture box. */
+static void test_real_cards(void **state)
+{
+	(void)state;
+	struct knowledge k = { 0 };
+	struct err *e = NULL;
+	if (knowledge_load(&k, NULL, &e) < 0)
+		fail_msg("knowledge_load: %s", e->msg);
+	static const struct {
+		const char *box, *nvml_name, *nvml_cc, *nvml_mem, *card;
+	} cases[] = {
+		{ "gb10", NULL, NULL, NULL, "spark" },
+		{ "gb10", "NVIDIA GB10", "12.1", "NOT_SUPPORTED", "spark" },
+		{ "thor", NULL, NULL, NULL, "thor" },
+		{ "thor", "NVIDIA Thor", "11.0", "0", "thor" },
+		{ "agx-orin", NULL, NULL, NULL, "orin" },
+		{ "agx-orin", "Orin", "8.7", "NOT_SUPPORTED", "orin" },
+		{ "orin-nano-super", NULL, NULL, NULL, "orin-nano-super" },
+		{ "orin-nano-super", "Orin", "8.7", "NOT_SUPPORTED", "orin-nano-super" },
+		{ "h100", NULL, NULL, NULL, "unknown" },
+		{ "h100", "NVIDIA H100 80GB HBM3", "9.0", "85520809984", "unknown" },
+		{ "cpu-only", NULL, NULL, NULL, "unknown" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct box b;
+		box_open(&b, cases[i].box, cases[i].nvml_name != NULL);
+		if (cases[i].nvml_name) {
+			setenv("STUB_NVML_NAME", cases[i].nvml_name, 1);
+			setenv("STUB_NVML_CC", cases[i].nvml_cc, 1);
+			setenv("STUB_NVML_MEM", cases[i].nvml_mem, 1);
+		}
+		struct host_facts f;
+		gather(&b, &f);
+		_cleanup_free_ char *why = NULL;
+		const char *got = match_id(&k, &f, &why);
+		if (strcmp(got, cases[i].card) != 0)
+			fail_msg("box %s (nvml %s): card %s, want %s: %s", cases[i].box,
+				 cases[i].nvml_name ? "stub" : "absent", got, cases[i].card, why);
+		host_facts_free(&f);
+		box_close(&b);
+	}
+	knowledge_free(&k);
+}
+
 static void test_opts_from_env(void **state)
 {
 	(void)state;
@@ -563,6 +695,9 @@ int main(void)
 		cmocka_unit_test(test_box_orin_nano),
 		cmocka_unit_test(test_box_cpu_only),
 		cmocka_unit_test(test_box_smi_hang),
+		cmocka_unit_test(test_smi_placeholders),
+		cmocka_unit_test(test_empty_sysroot),
+		cmocka_unit_test(test_real_cards),
 		cmocka_unit_test(test_opts_from_env),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -232,6 +232,10 @@ static void test_operator_replaces_whole(void **state)
 		   "kind: trait\nname: sm110-reranker-eager\ncause: operator says so\n"
 		   "set:\n  max_num_seqs: 1\n"
 		   "evidence:\n  - kind: declared\n    observation: lab note\n");
+	/* shipped with on_unknown apply, an assume sentence and 4 evidence entries */
+	write_file(dir, "traits/fp8.yaml",
+		   "kind: trait\nname: fp8-kv-needs-scales-on-triton\ncause: replaced\n"
+		   "evidence:\n  - kind: declared\n    observation: lab note\n");
 	/* a card replaced by a flat file */
 	write_file(dir, "spark.yaml",
 		   "kind: card\nname: spark\nmemory_model: unified\ngpu_attach: runtime\n"
@@ -253,11 +257,19 @@ static void test_operator_replaces_whole(void **state)
 	assert_int_equal(t->roles_mask, 0);
 	assert_int_equal(t->n_when, 0);
 	assert_null(t->when);
+	assert_string_equal(t->on_unknown, "skip");
 	assert_int_equal(t->n_set, 1);
 	assert_int_equal(t->set[0].knob, KNOB_MAX_NUM_SEQS);
 	assert_string_equal(t->set[0].value, "1");
 	assert_int_equal(t->n_evidence, 1);
 	assert_string_equal(t->evidence[0].observation, "lab note");
+	const struct trait *fp8 = knowledge_trait(&k, "fp8-kv-needs-scales-on-triton");
+	assert_true(fp8->from_operator);
+	assert_string_equal(fp8->on_unknown, "skip"); /* the default, not the shipped apply */
+	assert_null(fp8->assume);
+	assert_int_equal(fp8->n_evidence, 1);
+	assert_int_equal(fp8->n_when, 0);
+	assert_int_equal(fp8->n_set, 0);
 	const struct card *c = knowledge_card(&k, "spark");
 	assert_true(c->from_operator);
 	assert_null(c->name_markers);

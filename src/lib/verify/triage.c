@@ -9,8 +9,9 @@
  * found by a full scan (its regex tried on every line, memmem over the
  * buffer for a short literal).
  *
- * Prefilter: Wu-Manber over every anchor's first m bytes (m = the shortest
- * anchor, at most WM_MAX) with 3-byte blocks hashed into a 16 Ki-entry shift
+ * Prefilter: Wu-Manber over an m-byte window of every anchor (m = the
+ * shortest anchor, at most WM_MAX; the window least like common vLLM log
+ * text, see background[]) with 3-byte blocks hashed into a 16 Ki-entry shift
  * table; a zero shift checks the anchors whose window ends with that block.
  * A hit names a line and a signature; the line is matched once per
  * signature (a generation counter per line deduplicates).
@@ -35,7 +36,7 @@
 #define SLICE ((size_t)4 << 20)
 
 struct anchor {
-	const char *win; /* the window: the anchor's first m bytes (borrowed) */
+	const char *win; /* the window: m bytes of the anchor (borrowed) */
 	size_t sig;
 };
 
@@ -84,6 +85,8 @@ struct triage {
 	uint64_t dropped;
 	struct pending *pend;
 	size_t n_pend, alloc_pend;
+	size_t *hits;             /* candidate positions of the current slice */
+	size_t alloc_hits;
 };
 
 /* --- anchors ---------------------------------------------------------- */
@@ -251,6 +254,69 @@ static inline uint32_t hash3(const unsigned char *p)
 	return (x * 0x9E3779B1u) >> (32 - WM_BITS);
 }
 
+/* Text every vLLM log is full of: a window is chosen to avoid it, so that
+ * common lines neither stop the walk (small shifts) nor become candidates. */
+static const char background[] =
+	"(APIServer pid=1) INFO 07-13 10:23:45 [loggers.py:123] Engine 000: Avg prompt "
+	"throughput: 0.0 tokens/s, Avg generation throughput: 12.3 tokens/s, Running: 1 reqs, "
+	"Waiting: 0 reqs, GPU KV cache usage: 0.5%, Prefix cache hit rate: 0.0%\n"
+	"(APIServer pid=1) INFO:     127.0.0.1:40312 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK\n"
+	"(APIServer pid=1) INFO:     127.0.0.1:40312 - \"GET /health HTTP/1.1\" 200 OK\n"
+	"(EngineCore_DP0 pid=77) INFO 07-13 10:23:45 [gpu_model_runner.py:2602] Starting to load "
+	"model Qwen/Qwen3-Embedding-0.6B...\n"
+	"(EngineCore_DP0 pid=77) INFO 07-13 10:23:45 [default_loader.py:267] Loading weights took "
+	"3.21 seconds\n"
+	"(EngineCore_DP0 pid=77) WARNING 07-13 10:23:45 [core.py:700] Traceback (most recent call "
+	"last):\n  File \"/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py\", line "
+	"711, in run_engine_core\n"
+	"(APIServer pid=1) INFO 07-13 10:23:45 [chat_utils.py:560] Detected the chat template "
+	"content format to be 'string'. You can set `--chat-template-content-format` to override "
+	"this.\n"
+	"(APIServer pid=1) INFO 07-13 10:23:45 [api_server.py:1900] Starting vLLM API server 0 on "
+	"http://0.0.0.0:8000\n"
+	"(APIServer pid=1) INFO 07-13 10:23:45 [launcher.py:36] Route: /v1/chat/completions, "
+	"Methods: POST\n";
+
+/* Byte weights ~ log2 of a byte's frequency in log text (rarer = lower). */
+static unsigned byte_weight(unsigned char c)
+{
+	if (c == ' ')
+		return 8;
+	if (strchr("etaoinsr", c))
+		return 7;
+	if (c >= 'a' && c <= 'z')
+		return strchr("zqxjkv", c) ? 2 : 5;
+	if (c >= '0' && c <= '9')
+		return 5;
+	if (c >= 'A' && c <= 'Z')
+		return 3;
+	return 4;
+}
+
+/* The offset of the m-byte window of an anchor to index: the one least
+ * like the background (not in it, fewest of its 3-byte blocks in it, then
+ * the rarest bytes). */
+static size_t pick_window(const char *a, size_t len, size_t m, const uint8_t *bg_blocks)
+{
+	size_t best = 0;
+	unsigned long best_score = ~0UL;
+	for (size_t o = 0; o + m <= len; o++) {
+		unsigned long score = memmem(background, sizeof(background) - 1, a + o, m) ? 1000000 : 0;
+		for (size_t e = o + 2; e < o + m; e++) {
+			uint32_t h = hash3((const unsigned char *)a + e - 2);
+			if (bg_blocks[h / 8] & (1u << (h % 8)))
+				score += 1000;
+		}
+		for (size_t i = o; i < o + m; i++)
+			score += byte_weight((unsigned char)a[i]);
+		if (score < best_score) {
+			best_score = score;
+			best = o;
+		}
+	}
+	return best;
+}
+
 /* Build the anchors and the Wu-Manber tables. */
 static void build_prefilter(struct triage *t)
 {
@@ -299,6 +365,13 @@ static void build_prefilter(struct triage *t)
 			if (alens[i] < m)
 				m = alens[i];
 		t->m = m;
+		uint8_t bg_blocks[WM_TBL / 8] = { 0 };
+		for (size_t i = 2; i < sizeof(background) - 1; i++) {
+			uint32_t h = hash3((const unsigned char *)background + i - 2);
+			bg_blocks[h / 8] |= (uint8_t)(1u << (h % 8));
+		}
+		for (size_t i = 0; i < na; i++)
+			abytes[i] += pick_window(abytes[i], alens[i], m, bg_blocks);
 		uint8_t dflt = (uint8_t)(m - 3 + 1);
 		memset(t->shift, dflt, sizeof(t->shift));
 		uint32_t *cnt = xcalloc(WM_TBL + 1, sizeof(uint32_t));
@@ -398,6 +471,7 @@ void triage_free(struct triage *t)
 	free(t->anchors);
 	free(t->unanchored);
 	free(t->pend);
+	free(t->hits);
 	pcre2_match_data_free(t->md);
 	buf_free(&t->carry);
 	free(t);
@@ -604,6 +678,68 @@ static size_t flush_pending(struct triage *t, size_t k, const char *s, size_t n,
 	return k;
 }
 
+/* Collect into t->hits the window-end positions in [from, to) whose last
+ * block has a zero shift (candidates), in order. The serial dependency of
+ * one Wu-Manber walk (load, hash, table, add) bounds its speed, so STREAMS
+ * independent walks over consecutive stripes run interleaved; their hit
+ * lists are concatenated in stripe order. */
+#define STREAMS 4
+#define WM_STEP(k)                                                  \
+	do {                                                        \
+		uint8_t sh_ = shift[hash3(p + pos##k - 2)];         \
+		if (__builtin_expect(sh_ == 0, 0)) {                \
+			*out##k++ = pos##k;                         \
+			sh_ = 1;                                    \
+		}                                                   \
+		pos##k += sh_;                                      \
+	} while (0)
+
+/* One walk over window ends [pos, end): hits to out; returns the new out. */
+static size_t *wm_walk(const uint8_t *shift, const unsigned char *p, size_t pos0, size_t end,
+		       size_t *out0)
+{
+	while (pos0 < end)
+		WM_STEP(0);
+	return out0;
+}
+
+static size_t wm_collect(struct triage *t, const unsigned char *p, size_t from, size_t to)
+{
+	const uint8_t *shift = t->shift;
+	/* each stream writes its own region of the hit buffer: a stream has
+	 * at most one hit per position of its stripe */
+	size_t need = to - from + STREAMS;
+	if (t->alloc_hits < need) {
+		free(t->hits);
+		t->alloc_hits = need;
+		t->hits = xcalloc(need, sizeof(*t->hits));
+	}
+	size_t stripe = (to - from) / STREAMS;
+	size_t pos0 = from, pos1 = pos0 + stripe, pos2 = pos1 + stripe, pos3 = pos2 + stripe;
+	const size_t end0 = pos1, end1 = pos2, end2 = pos3, end3 = to;
+	size_t *const b0 = t->hits, *const b1 = b0 + stripe + 1, *const b2 = b1 + stripe + 1,
+		     *const b3 = b2 + stripe + 1;
+	size_t *out0 = b0, *out1 = b1, *out2 = b2, *out3 = b3;
+	while (pos0 < end0 && pos1 < end1 && pos2 < end2 && pos3 < end3) {
+		WM_STEP(0);
+		WM_STEP(1);
+		WM_STEP(2);
+		WM_STEP(3);
+	}
+	out0 = wm_walk(shift, p, pos0, end0, out0);
+	out1 = wm_walk(shift, p, pos1, end1, out1);
+	out2 = wm_walk(shift, p, pos2, end2, out2);
+	out3 = wm_walk(shift, p, pos3, end3, out3);
+	/* concatenate in stripe order */
+	size_t total = (size_t)(out0 - b0);
+	size_t *const bs[] = { b1, b2, b3 }, *const os[] = { out1, out2, out3 };
+	for (int k = 0; k < 3; k++) {
+		memmove(t->hits + total, bs[k], (size_t)(os[k] - bs[k]) * sizeof(*t->hits));
+		total += (size_t)(os[k] - bs[k]);
+	}
+	return total;
+}
+
 /* Match the whole lines in [s, s+n) (the last may lack its newline). */
 static void scan_slice(struct triage *t, const char *s, size_t n)
 {
@@ -615,16 +751,10 @@ static void scan_slice(struct triage *t, const char *s, size_t n)
 	const size_t m = t->m;
 	if (m && n >= m) {
 		const unsigned char *p = (const unsigned char *)s;
-		const uint8_t *shift = t->shift;
-		size_t pos = m - 1;
-		while (pos < n) {
-			uint32_t h = hash3(p + pos - 2);
-			uint8_t sh = shift[h];
-			if (sh) {
-				pos += sh;
-				continue;
-			}
-			const size_t start = pos + 1 - m;
+		size_t nh = wm_collect(t, p, m - 1, n);
+		for (size_t i = 0; i < nh; i++) {
+			const size_t pos = t->hits[i], start = pos + 1 - m;
+			const uint32_t h = hash3(p + pos - 2);
 			for (uint32_t b = t->bucket[h]; b < t->bucket[h + 1]; b++) {
 				const struct anchor *a = &t->anchors[b];
 				if (memcmp(p + start, a->win, m) != 0)
@@ -634,7 +764,6 @@ static void scan_slice(struct triage *t, const char *s, size_t n)
 				k = flush_pending(t, k, s, n, (size_t)(ls - s));
 				try_line(t, ls, le, a->sig);
 			}
-			pos++;
 		}
 	}
 	flush_pending(t, k, s, n, n);

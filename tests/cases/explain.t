@@ -1,0 +1,176 @@
+#!/bin/bash
+# explain.t — the plan on fixture boxes: which profile the facts select, every
+# knob's provenance, the three-valued fp8 trait (FACTS.md trait 3) against
+# checkpoint facts, conflicting traits, and a new card + profile + trait added
+# as files only.
+. "${LOBES_SRC:-.}/tests/lib.sh"
+HOSTS=$SRC/tests/fixtures/hosts
+CK=$SRC/tests/fixtures/checkpoints
+export LOBES_DIR=$TMP/deploy LOBES_NVML_LIB=$TMP/absent/libnvidia-ml.so.1
+export HF_HUB_CACHE=$TMP/empty-hub
+unset LOBES_SYSROOT HF_HOME
+command -v python3 >/dev/null || skip_all "python3 is needed to read --json"
+# on BOX CMD...: run lobes on a fixture box
+on() { local b=$1; shift; run env LOBES_SYSROOT="$HOSTS/$b" LOBES_NVIDIA_SMI="$HOSTS/$b/bin/nvidia-smi" "$LOBES" "$@"; }
+# jq-like: j EXPR  (python expression over d = the JSON on stdin)
+j() { printf '%s' "$out" | python3 -c "import json,sys; d=json.load(sys.stdin); v=$1; print(v if isinstance(v,str) else json.dumps(v))"; }
+last_step='d["roles"][R]["knobs"][K]["chain"][-1]'
+step() { j "$(echo "$last_step" | sed "s/R/'$1'/; s/K/'$2'/")$3"; }
+
+# Thor: the thor profile; the sm_110 traits with cause and evidence.
+on thor --json explain
+is "$rc" 0 "explain on thor exits 0"
+is "$(j 'd["profile"]["name"]')" thor "thor box selects the thor profile"
+is "$(j 'd["card"]["id"]')" thor "card thor"
+is "$(j 'd["facts"]["compute_cap"]["value"]')" "11.0" "the facts that selected it are included"
+is "$(j 'd["roles"]["embedder"]["knobs"]["attention_backend"]["value"]')" TRITON_ATTN "embedder attention TRITON_ATTN"
+is "$(step embedder attention_backend '["trait"]')" sm110-pooling-triton "… from trait sm110-pooling-triton"
+is "$(step embedder attention_backend '["evidence"][0]["date"]')" 2026-07-13 "… with its evidence date"
+is "$(step embedder attention_backend '["evidence"][0]["box"]')" jetson-agx-thor "… and box"
+is "$(step reranker enforce_eager '["trait"]')" sm110-reranker-eager "reranker eager from trait 2"
+is "$(j 'd["roles"]["hand"]["feasible"]')" false "hand infeasible on thor"
+is "$(step hand feasible '["trait"]')" sm110-lfm-hand-infeasible "… from trait 6"
+is "$(j 'd["roles"]["cortex"]["knobs"]["kv_cache_dtype"]["value"]')" auto "cortex kv auto when the checkpoint is not cached"
+is "$(step cortex kv_cache_dtype '["predicate"]')" unknown "… the predicate was unknown"
+like "$(step cortex kv_cache_dtype '["assumption"]')" "assumes no scales" "… and the plan says which assumption it made"
+is "$(j 'd["roles"]["cortex"]["knobs"]["kv_cache_dtype"]["chain"][0]["value"]')" fp8 "… over the fp8 template default"
+is "$(j 'd["roles"]["cortex"]["knobs"]["kv_cache_dtype"]["chain"][0]["kind"]')" default "… which is the first step of the chain"
+is "$(j 'd["bringup"]["value"]')" one-at-a-time "unified memory brings roles up one window at a time"
+is "$(j 'd["dead_env"][0]["name"]')" VLLM_ATTENTION_BACKEND "VLLM_ATTENTION_BACKEND is declared dead"
+is "$(j 'd["known_failures"][0]["role"]')" reranker "the reranker ordering is a recorded known failure"
+
+# Checkpoint facts decide trait 3 when they are readable.
+HF_HUB_CACHE=$CK/noscales/hub on thor --json explain cortex
+is "$(j 'd["roles"]["cortex"]["checkpoint"]["kv_scales"]')" absent "scale-less checkpoint read from the HF cache"
+is "$(step cortex kv_cache_dtype '["predicate"]')" true "fp8 ∧ no scales ∧ TRITON: the trait holds"
+is "$(j 'd["roles"]["cortex"]["knobs"]["kv_cache_dtype"]["value"]')" auto "… so the cortex runs kv auto"
+is "$(j 'list(d["roles"].keys())')" '["cortex"]' "explain ROLE shows only that role"
+HF_HUB_CACHE=$CK/scales/hub on thor --json explain cortex
+is "$(j 'd["roles"]["cortex"]["checkpoint"]["kv_scales"]')" present "checkpoint with kv_cache_scheme ships scales"
+is "$(j 'd["roles"]["cortex"]["knobs"]["kv_cache_dtype"]["value"]')" fp8 "… and fp8 stays on thor"
+HF_HUB_CACHE=$CK/modelopt/hub on thor --json explain cortex
+is "$(j 'd["roles"]["cortex"]["checkpoint"]["kv_scales"]')" absent "ModelOpt kv_cache_quant_algo null: no scales"
+HF_HUB_CACHE=$CK/noscales/hub on thor --json explain senses
+is "$(j 'd["roles"]["senses"]["checkpoint"]["hetero_head_dim"]')" true "Gemma 4 heterogeneous head dims are read"
+
+# Spark: fp8 stays (FLASH_ATTN path), with or without the checkpoint.
+for hub in "$TMP/empty-hub" "$CK/noscales/hub"; do
+	HF_HUB_CACHE=$hub on gb10 --json explain
+	is "$(j 'd["profile"]["name"]')" spark "gb10 selects spark"
+	is "$(j 'd["roles"]["cortex"]["knobs"]["kv_cache_dtype"]["value"]')" fp8 "fp8 stays on the GB10 ($(basename "$(dirname "$hub")"))"
+done
+HF_HUB_CACHE=$CK/noscales/hub on gb10 --json explain --profile thor
+is "$(j 'd["profile"]["unvalidated"]')" true "thor forced on a gb10 is flagged unvalidated"
+like "$(j 'd["warnings"]')" "validated for card 'thor', not for the detected card 'spark'" "… with a warning"
+is "$(j 'd["roles"]["cortex"]["knobs"]["kv_cache_dtype"]["value"]')" fp8 "… and the sm_110 fp8 trait is false on sm_121"
+is "$(j 'd["roles"]["embedder"]["knobs"]["attention_backend"]["value"]')" auto "… as is the pooling trait"
+
+# Unknown card: base, a warning, never spark.
+on h100 explain
+is "$rc" 0 "explain on an H100 exits 0"
+like "$out" "^profile base" "an unknown card gets base"
+like "$out" "warning: no known card matched this machine; using the conservative base profile" "with a warning"
+unlike "$out" "model +unsloth/Qwen3.8-27B" "never the spark cortex"
+on cpu-only explain
+like "$out" "^profile base" "a CPU-only box gets base"
+
+# Text output names the why for every divergence from spark.
+on thor explain
+for t in sm110-pooling-triton sm110-reranker-eager fp8-kv-needs-scales-on-triton sm110-lfm-hand-infeasible; do
+	like "$out" "<- trait $t at data/traits/$t.yaml" "text explain names trait $t"
+done
+like "$out" "cause: on sm_110 the auto-selected FLASH_ATTN pooling path" "text explain prints the cause"
+like "$out" "evidence \(measured\) 2026-07-13, jetson-agx-thor" "text explain prints the evidence"
+on thor explain nosuchrole
+is "$rc" 2 "an unknown role is a usage error"
+on thor explain --profile nosuch
+is "$rc" 3 "an unknown profile is a config error"
+
+# Conflicting traits on one knob: an error naming both, unless one declares precedence.
+OP=$TMP/op/profiles; mkdir -p "$OP"
+cat > "$OP/force-fp8.yaml" <<'Y'
+kind: trait
+name: force-fp8
+cause: synthetic test trait that wants fp8 on sm_110
+when:
+  - fact: card.compute_cap
+    eq: "11.0"
+on_unknown: skip
+set:
+  kv_cache_dtype: fp8
+evidence:
+  - kind: declared
+    observation: test only
+Y
+sed 's/  - sm110-lfm-hand-infeasible/  - sm110-lfm-hand-infeasible\n  - force-fp8/' "$SRC/data/profiles/thor.yaml" > "$OP/thor.yaml"
+LOBES_DIR=$TMP/op on thor explain
+is "$rc" 3 "two traits setting one knob differently is a config error"
+like "$errout" "traits 'fp8-kv-needs-scales-on-triton' \(data/traits/fp8-kv-needs-scales-on-triton.yaml:[0-9]+:[0-9]+\) and 'force-fp8' \(.*force-fp8.yaml:[0-9]+:[0-9]+\) set cortex kv_cache_dtype to 'auto' and 'fp8'" "naming both traits and the knob"
+printf 'overrides: [fp8-kv-needs-scales-on-triton]\n' >> "$OP/force-fp8.yaml"
+LOBES_DIR=$TMP/op on thor --json explain cortex
+is "$rc" 0 "with overrides: the conflict resolves"
+is "$(j 'd["roles"]["cortex"]["knobs"]["kv_cache_dtype"]["value"]')" fp8 "… to the trait that declared precedence"
+
+# A new card + profile + trait, as files only: detection, plan, explain, render pick them up.
+EXT=$TMP/ext/profiles; mkdir -p "$EXT"
+cat > "$EXT/h100-lab.card.yaml" <<'Y'
+kind: card
+name: h100-lab
+description: a lab workstation with one H100 (synthetic test card)
+detect:
+  name_markers: ["H100"]
+  compute_cap: "9.0"
+memory_model: discrete
+gpu_attach: reservation
+status: unvalidated
+profile: h100-lab
+evidence:
+  - kind: declared
+    observation: test only
+Y
+cat > "$EXT/h100-lab.trait.yaml" <<'Y'
+kind: trait
+name: sm90-cortex-eager
+cause: synthetic cause keyed on compute capability 9.0
+roles: [cortex]
+when:
+  - fact: card.compute_cap
+    eq: "9.0"
+on_unknown: skip
+set:
+  enforce_eager: true
+evidence:
+  - kind: declared
+    date: 2026-12-01
+    box: h100-lab
+    observation: test only
+Y
+cat > "$EXT/h100-lab.profile.yaml" <<'Y'
+kind: profile
+name: h100-lab
+card: h100-lab
+status: unvalidated
+description: cortex and embedder on the lab H100
+traits: [sm90-cortex-eager, attention-backend-env-dead]
+roles:
+  cortex:
+    model: Qwen/Qwen3.5-4B
+    gpu_mem_util: 0.5
+    max_model_len: 16384
+  embedder:
+    model: Qwen/Qwen3-Embedding-0.6B
+    gpu_mem_util: 0.1
+    max_model_len: 8192
+Y
+LOBES_DIR=$TMP/ext on h100 --json detect
+is "$(j 'd["card"]["id"]')" h100-lab "detection picks up the new card from files"
+LOBES_DIR=$TMP/ext on h100 --json explain
+is "$(j 'd["profile"]["name"]')" h100-lab "resolution picks the new profile"
+is "$(step cortex enforce_eager '["trait"]')" sm90-cortex-eager "the new trait sets its knob"
+is "$(j 'd["roles"]["senses"]["feasible"]')" false "roles the profile does not name are not feasible"
+LOBES_DIR=$TMP/ext on h100 explain
+like "$out" "<- trait sm90-cortex-eager at .*h100-lab.trait.yaml" "text explain names the new trait"
+run "$LOBES" --dir "$TMP/ext" render --profile h100-lab
+like "$out" "- '--enforce-eager'" "render picks it up"
+unlike "$out" "^  senses:" "and renders no service for roles it does not name"
+done_testing

@@ -1,0 +1,279 @@
+#!/bin/bash
+# standin.t — the vLLM stand-in (a test double), run directly without Docker:
+# its command line, vLLM log lines, memory gates, HTTP surface, the
+# correctness-probe semantics and every recorded fault it reproduces.
+. "${LOBES_SRC:-.}/tests/lib.sh"
+. "$SRC/tests/standin/lib.sh"
+[ -x "$STANDIN" ] || skip_all "stand-in not built ($STANDIN; make test-helpers)"
+command -v curl >/dev/null || skip_all "curl is not installed"
+command -v jq >/dev/null || skip_all "jq is not installed"
+
+# A fixed environment: the fixture cache, short phases, a 2 GiB "device"
+# (free memory is clamped to it, so host noise does not move the numbers)
+# and 1% of the budget really allocated. No VLLM_* from the caller.
+for v in $(env | sed -n 's/^\(VLLM_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(STANDIN_[A-Za-z0-9_]*\)=.*/\1/p'); do
+	unset "$v"
+done
+unset HF_HOME
+export HF_HUB_CACHE=$SRC/tests/fixtures/hf/hub
+export STANDIN_LOAD_MS=30 STANDIN_PROFILE_MS=30 STANDIN_WARMUP_MS=10
+export STANDIN_DEVICE_BYTES=2G STANDIN_MEM_SCALE=0.01
+HTTP_MAX_TIME=5
+
+CORTEX=unsloth/Qwen3.8-27B-NVFP4
+SENSES=coolthor/gemma-4-12B-it-NVFP4A16
+HAND=LiquidAI/LFM2.5-1.2B-Instruct
+EMBEDDER=Qwen/Qwen3-Embedding-0.6B
+RERANKER=Qwen/Qwen3-Reranker-0.6B
+TRITON='{"backend": "TRITON_ATTN"}'
+PARIS_Q='What is the capital city of France? Reply with only the city name.'
+SKY_Q='What color is a cloudless daytime sky? Answer with one word.'
+RERANK_BODY='{"model":"reranker","query":"What is the capital of France?","documents":["Bananas are rich in potassium.","Paris is the capital and largest city of France.","The Great Wall of China is visible from space."]}'
+
+chat_body() { jq -cn --arg q "$1" '{model:"m",messages:[{role:"user",content:$q}],max_tokens:16,temperature:0}'; }
+log() { cat "$STANDIN_LOG"; }
+# has_line TEXT NAME — the log holds TEXT verbatim (fixed string)
+has_line() { if grep -qF -- "$1" "$STANDIN_LOG"; then ok 0 "$2"; else ok 1 "$2"; sed 's/^/#   /' "$STANDIN_LOG" | tail -n 25; fi; }
+hasnt_line() { if grep -qF -- "$1" "$STANDIN_LOG"; then ok 1 "$2"; else ok 0 "$2"; fi; }
+
+# ---- command line ---------------------------------------------------------
+run "$STANDIN" serve --help
+is "$rc" 0 "serve --help exits 0"
+like "$out" "TEST DOUBLE" "--help says it is a test double"
+run "$STANDIN" --version
+like "$out" '^0\.23\.' "--version prints a vLLM-like version"
+run "$STANDIN" serve "$CORTEX" --no-such-flag 1
+is "$rc" 2 "an unknown flag exits 2, like argparse"
+like "$errout" "^usage: vllm serve" "argparse usage line"
+like "$errout" "vllm serve: error: unrecognized arguments: --no-such-flag" "argparse names the unknown flag"
+run "$STANDIN" serve "$CORTEX" --kv-cache-dtype fp9
+is "$rc" 2 "an invalid choice exits 2"
+like "$errout" "argument --kv-cache-dtype: invalid choice: 'fp9'" "the invalid choice is named"
+run "$STANDIN" serve "$CORTEX" --enforce-eager=yes
+like "$errout" "argument --enforce-eager: ignored explicit argument 'yes'" "a boolean flag takes no value"
+run "$STANDIN" serve "$CORTEX" --port
+like "$errout" "argument --port: expected one argument" "a missing value is an argparse error"
+run "$STANDIN" serve "$CORTEX" --attention-config '{"backend": "NOPE_ATTN"}'
+is "$rc" 2 "an unknown attention backend exits 2"
+run "$STANDIN" serve "$CORTEX" --attention-config 'not json'
+like "$errout" "argument --attention-config: Value not json cannot be converted" "attention config must be JSON"
+run "$STANDIN" frobnicate
+is "$rc" 2 "an unknown subcommand exits 2"
+
+# ---- a healthy generate boot (spark), both flag spellings --------------------
+standin_spawn cortex "$CORTEX" --served-model-name=cortex --gpu-memory-utilization 0.30 \
+	--max-model-len=131072 --max_num_seqs 2 --quantization compressed-tensors \
+	--kv-cache-dtype=fp8
+http GET /health
+is "$code" 000 "/health refuses connections while the engine loads"
+standin_wait_ready
+ok $? "the cortex boots on spark with fp8 KV and no checkpoint scales"
+http GET /health
+is "$code" 200 "/health is 200 after startup"
+has_line "Model loading took 0.0000 GiB memory and " "weight load line"
+has_line "Using fp8 data type to store kv cache." "fp8 KV info line"
+has_line "Checkpoint does not provide a q scaling factor. Setting it to k_scale. This only matters for FP8 Attention backends (flash-attn or flashinfer)." "q scale warning (FACTS text)"
+has_line "Using KV cache scaling factor 1.0 for fp8_e4m3. If this is unintended, verify that k/v_scale scaling factors are properly set in the checkpoint." "scale 1.0 warning (FACTS text)"
+has_line "Using uncalibrated q_scale 1.0 and/or prob_scale 1.0 with fp8 attention. This may cause accuracy issues." "uncalibrated q_scale warning (FACTS text)"
+has_line "Using FLASH_ATTN attention backend out of potential backends" "spark generate picks FLASH_ATTN"
+like "$(log)" "^WARNING [0-9]{2}-[0-9]{2} [0-9:]{8} \[kv_cache\.py:[0-9]+\] " "WARNING lines use vLLM's format"
+like "$(log)" "INFO [0-9]{2}-[0-9]{2} [0-9:]{8} \[gpu_worker\.py:[0-9]+\] Available KV cache memory: 0\.[0-9]{2} GiB" "KV memory line, util x device - weights"
+like "$(log)" "GPU KV cache size: [0-9,]+ tokens" "KV cache size line"
+like "$(log)" "Maximum concurrency for 131,072 tokens per request: " "concurrency line"
+like "$(log)" "non-default args: \{.*'max_num_seqs': 2" "underscore flag spelling accepted"
+has_line "Application startup complete." "uvicorn's startup line"
+http GET /v1/models
+is "$(jq -r '.data[0].id' <<<"$body")" cortex "/v1/models lists the served name"
+is "$(jq -r '.object' <<<"$body")" list "/v1/models is a list"
+http POST /v1/chat/completions "$(chat_body "$PARIS_Q" | jq -c '.model="cortex"')"
+is "$code" 200 "chat answers 200"
+like "$(jq -r '.choices[0].message.content' <<<"$body" | tr A-Z a-z)" paris "cortex probe: the capital of France is Paris"
+http POST /v1/chat/completions "$(chat_body "$PARIS_Q" | jq -c '.model="cortex" | .stream=true')"
+like "$body" '^data: \{' "streaming answers SSE data lines"
+like "$body" 'data: \[DONE\]' "streaming ends with data: [DONE]"
+is "$(sed -n 's/^data: //p' <<<"$body" | grep -v DONE | jq -rj '.choices[0].delta.content // empty')" Paris "streamed deltas assemble the answer"
+http POST /v1/chat/completions "$(chat_body "$PARIS_Q" | jq -c '.model="nope"')"
+is "$code" 404 "an unknown model is 404"
+is "$(jq -r '.error | [.type, .param, .code] | join(",")' <<<"$body")" "NotFoundError,model,404" "error shape {error:{message,type,param,code}}"
+like "$(jq -r '.error.message' <<<"$body")" 'The model `nope` does not exist' "error message names the model"
+http POST /v1/chat/completions '{"messages":'
+is "$code" 400 "malformed JSON is 400"
+http POST /v1/embeddings '{"input":["x"]}'
+is "$code" 400 "a generate model refuses embeddings"
+http GET /no/such/route
+is "$code" 404 "an unknown route is 404"
+http GET /version
+like "$body" '"version":"0\.23\.' "/version answers"
+kill -TERM "$STANDIN_PID"
+standin_wait_exit
+is "$STANDIN_RC" 0 "SIGTERM shuts down cleanly (exit 0)"
+has_line "INFO:     Shutting down" "shutdown is logged"
+
+# ---- memory: the KV cache is really held, scaled ----------------------------
+STANDIN_MEM_SCALE=0.05 standin_start held "$CORTEX" --gpu-memory-utilization 0.3
+rss_kb=$(awk '/^VmRSS:/{print $2}' "/proc/$STANDIN_PID/status")
+# 0.3 x 2 GiB = 614 MiB budget, minus 5% activation reserve = ~583 MiB; x 0.05 = ~29 MiB
+ok $([ "${rss_kb:-0}" -ge 28000 ] && echo 0 || echo 1) "the KV budget is allocated and touched (RSS ${rss_kb:-?} kB >= 28000)"
+standin_stop_all
+
+# ---- memory gates, vLLM's unified-memory arithmetic -----------------------
+memfree_kb=$(awk '/^MemFree:/{print $2}' /proc/meminfo)
+STANDIN_DEVICE_BYTES=$((memfree_kb * 1024 * 4)) standin_start gate "$CORTEX" --gpu-memory-utilization 0.5
+is "$STANDIN_RC" 1 "asking for more than MemFree fails the boot (exit 1)"
+like "$(log)" "ValueError: Free memory on device cuda:0 \([0-9.]+/[0-9.]+ GiB\) on startup is less than desired GPU memory utilization \(0\.5, [0-9.]+ GiB\)\. Decrease GPU memory utilization or reduce GPU memory used by other processes\." "the free-memory ValueError (FACTS text)"
+has_line "EngineCore failed to start." "engine core failure headline"
+has_line "Engine core initialization failed. See root cause above." "API server's root-cause line"
+hasnt_line "Model loading took" "the gate fires before weights load"
+
+STANDIN_WEIGHT_BYTES=1G standin_start nokv "$CORTEX" --gpu-memory-utilization 0.3
+is "$STANDIN_RC" 1 "weights larger than the budget fail the boot"
+like "$(log)" "Available KV cache memory: -0\.[0-9]{2} GiB" "negative KV memory is logged"
+has_line 'No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.' "no-cache-blocks error (FACTS text)"
+
+# ---- environment lint --------------------------------------------------------
+VLLM_ATTENTION_BACKEND=TRITON_ATTN VLLM_LOGGING_LEVEL=INFO VLLM_HOST_IP=127.0.0.1 \
+	VLLM_USE_MODELSCOPE=False VLLM_WORKER_MULTIPROC_METHOD=spawn \
+	standin_start envlint "$CORTEX" --gpu-memory-utilization 0.2
+ok $? "unknown VLLM_* variables do not stop the boot"
+like "$(log)" "^WARNING [0-9-]+ [0-9:]+ \[envs\.py:[0-9]+\] Unknown vLLM environment variable detected: VLLM_ATTENTION_BACKEND$" "VLLM_ATTENTION_BACKEND is unknown (dead knob)"
+unlike "$(log)" "detected: VLLM_(LOGGING_LEVEL|HOST_IP|USE_MODELSCOPE|WORKER_MULTIPROC_METHOD)" "registered variables are not warned about"
+standin_stop_all
+VLLM_ATTENTION_BACKEND=TRITON_ATTN standin_start envfail "$CORTEX" --fail-on-environ-validation
+is "$STANDIN_RC" 1 "--fail-on-environ-validation makes an unknown variable fatal"
+
+# ---- fp8 KV without scales on the Triton path (thor) ------------------------
+STANDIN_CARD=thor standin_start thor-cortex "$CORTEX" --gpu-memory-utilization 0.3 --kv-cache-dtype fp8
+is "$STANDIN_RC" 1 "thor: scale-less fp8 on Triton kills the boot (exit 1)"
+has_line "    assert layer.k_scale > 0.0" "the assert line is in the traceback"
+like "$(grep -A1 -F 'assert layer.k_scale > 0.0' "$STANDIN_LOG" | tail -n1)" "AssertionError$" "the traceback ends in AssertionError"
+has_line "Using TRITON_ATTN attention backend" "thor generate lands on TRITON_ATTN"
+hasnt_line "Available KV cache memory" "it dies during memory profiling"
+STANDIN_CARD=thor standin_start thor-cortex-auto "$CORTEX" --gpu-memory-utilization 0.3 --kv-cache-dtype auto
+ok $? "thor: the same checkpoint boots with kv_cache_dtype=auto"
+standin_stop_all
+STANDIN_CARD=thor standin_start thor-scaled lobes-fixtures/Scaled-ModelOpt-FP4 --kv-cache-dtype fp8 --gpu-memory-utilization 0.3
+ok $? "thor: fp8 boots when the checkpoint declares KV scales (ModelOpt)"
+hasnt_line "Using KV cache scaling factor 1.0" "no scale-1.0 warning with scales"
+standin_stop_all
+STANDIN_FP8_ASSERT=0 STANDIN_CARD=thor standin_start thor-later "$CORTEX" --kv-cache-dtype fp8 --gpu-memory-utilization 0.3
+ok $? "STANDIN_FP8_ASSERT=0 reproduces the later thor boot that only warned"
+standin_stop_all
+run "$STANDIN" serve "$CORTEX" --quantization fp8
+is "$rc" 1 "a --quantization that contradicts the checkpoint fails"
+like "$errout" "Quantization method specified in the model config \(compressed-tensors\) does not match" "quantization mismatch message"
+
+# ---- senses: Gemma 4 heterogeneous head dims ---------------------------------
+standin_start senses "$SENSES" --served-model-name senses --gpu-memory-utilization 0.14 --max-model-len 32768
+ok $? "senses boots"
+has_line "Gemma4 model has heterogeneous head dimensions (head_dim=256, global_head_dim=512). FA4 not available, forcing TRITON_ATTN backend." "Gemma 4 forcing line (FACTS text)"
+has_line "Using TRITON_ATTN attention backend" "Gemma 4 lands on TRITON_ATTN"
+http POST /v1/chat/completions "$(chat_body "$SKY_Q" | jq -c '.model="senses"')"
+like "$(jq -r '.choices[0].message.content' <<<"$body" | tr A-Z a-z)" blue "senses probe: the sky is blue"
+http POST /v1/chat/completions "$(jq -cn '{messages:[{role:"user",content:[{type:"text",text:"Hello there"}]}]}')"
+like "$(jq -r '.choices[0].message.content' <<<"$body")" "stand-in reply to: Hello there" "other prompts get an echo (content parts read)"
+standin_stop_all
+
+# ---- embedder --------------------------------------------------------------
+EMB_REQ='{"model":"embedder","input":["The cat sat on the warm windowsill.","A cat was resting on the sunny windowsill.","Quarterly revenue exceeded analyst expectations."]}'
+cosines() { jq -r '[.data[].embedding] as $e | [($e[0] | [., $e[1]] | transpose | map(.[0]*.[1]) | add), ($e[0] | [., $e[2]] | transpose | map(.[0]*.[1]) | add)] | @tsv'; }
+standin_start embedder "$EMBEDDER" --served-model-name embedder --runner=pooling --convert embed --gpu-memory-utilization 0.06 --max-model-len 8192
+ok $? "the embedder boots on spark"
+http POST /v1/embeddings "$EMB_REQ"
+is "$code" 200 "embeddings answer 200"
+is "$(jq '.data | length' <<<"$body")" 3 "one embedding per input"
+is "$(jq '.data[0].embedding | length' <<<"$body")" 1024 "width is the config's hidden_size"
+is "$(jq -r '[.data[].index] | join(",")' <<<"$body")" "0,1,2" "indices in input order"
+read -r cos_para cos_unrel < <(cosines <<<"$body")
+ok $(awk -v a="$cos_para" -v b="$cos_unrel" 'BEGIN{exit !(a > b)}'; echo $?) "embedder probe: cos(paraphrase)=$cos_para > cos(unrelated)=$cos_unrel"
+ok $(awk -v a="$(jq '[.data[0].embedding[] | .*.] | add' <<<"$body")" 'BEGIN{exit !(a > 0.999 && a < 1.001)}'; echo $?) "embeddings are L2-normalised"
+http POST /v1/embeddings '{"input":"one string"}'
+is "$(jq '.data | length' <<<"$body")" 1 "a single string input is accepted"
+http POST /v1/chat/completions "$(chat_body "$PARIS_Q")"
+is "$code" 400 "a pooling model refuses chat"
+standin_stop_all
+
+STANDIN_CARD=thor standin_start thor-embedder "$EMBEDDER" --served-model-name embedder --runner pooling --convert embed
+ok $? "thor: the embedder boots on the auto backend"
+has_line "Using FLASH_ATTN attention backend" "thor pooling auto-selects FLASH_ATTN"
+(HTTP_MAX_TIME=3 http POST /v1/embeddings "$EMB_REQ"; echo "$curl_rc $code" >"$TMP/hung") &
+hung=$!
+sleep 0.5
+http GET /health
+is "$code" 200 "thor FLASH_ATTN pooling: /health stays green while a request hangs"
+wait "$hung"
+is "$(cat "$TMP/hung")" "28 000" "thor FLASH_ATTN pooling: embeddings are accepted and never answered"
+standin_stop_all
+STANDIN_CARD=thor standin_start thor-embedder-triton "$EMBEDDER" --served-model-name embedder --runner pooling --convert embed --attention-config "$TRITON"
+http POST /v1/embeddings "$EMB_REQ"
+is "$code" 200 "thor with TRITON_ATTN: embeddings answer"
+standin_stop_all
+
+# ---- reranker ----------------------------------------------------------------
+standin_start reranker "$RERANKER" --served-model-name reranker --runner pooling --convert classify --gpu-memory-utilization 0.06
+ok $? "the reranker boots on spark"
+for route in /v1/rerank /rerank /v2/rerank; do
+	http POST "$route" "$RERANK_BODY"
+	is "$(jq -r '.results[0].index' <<<"$body")" 1 "reranker probe via $route: the Paris document ranks first"
+done
+is "$(jq -r '.results[0].document.text' <<<"$body")" "Paris is the capital and largest city of France." "results carry document.text"
+is "$(jq -r '[.results[].relevance_score] | . == (sort | reverse)' <<<"$body")" true "results are sorted by relevance_score"
+http POST /v1/rerank "$(jq -c '.top_n=1' <<<"$RERANK_BODY")"
+is "$(jq '.results | length' <<<"$body")" 1 "top_n limits the results"
+http POST /v1/embeddings "$EMB_REQ"
+is "$code" 400 "a classify model refuses embeddings"
+standin_stop_all
+
+STANDIN_CARD=thor standin_start thor-reranker "$RERANKER" --served-model-name reranker --runner pooling --convert classify --attention-config "$TRITON"
+ok $? "thor: the reranker with CUDA graphs boots"
+http POST /v1/rerank "$RERANK_BODY"
+is "$code" 500 "thor CUDA graphs: the first rerank fails"
+standin_wait_exit
+is "$STANDIN_RC" 1 "thor CUDA graphs: the engine dies (exit 1)"
+has_line "cudaErrorLaunchFailure" "the log names cudaErrorLaunchFailure"
+has_line "CUDA error: unspecified launch failure" "the log names the launch failure"
+
+STANDIN_CARD=thor standin_start thor-reranker-eager "$RERANKER" --served-model-name reranker --runner pooling --convert classify --attention-config "$TRITON" --enforce-eager
+http POST /v1/rerank "$RERANK_BODY"
+is "$code" 200 "thor eager: the reranker serves"
+isnt_first=$(jq -r '.results[0].index != 1' <<<"$body")
+is "$isnt_first" true "thor eager: the ordering is wrong (the recorded known failure)"
+standin_stop_all
+STANDIN_CARD=thor standin_start thor-reranker-eager-fa "$RERANKER" --served-model-name reranker --runner pooling --convert classify --enforce-eager
+HTTP_MAX_TIME=2 http POST /v1/rerank "$RERANK_BODY"
+is "$curl_rc" 28 "thor eager on FLASH_ATTN: rerank hangs"
+standin_stop_all
+
+# ---- hand: LFM2.5-1.2B on thor -------------------------------------------
+STANDIN_CARD=thor standin_start thor-hand "$HAND" --served-model-name hand --gpu-memory-utilization 0.06 --max-model-len 32768
+ok $? "thor: the hand boots"
+http POST /v1/chat/completions "$(chat_body "$PARIS_Q" | jq -c '.model="hand"')"
+is "$code" 200 "thor hand: the first answer arrives"
+unlike "$(jq -r '.choices[0].message.content' <<<"$body")" '^Paris$' "thor hand: ... corrupted"
+http POST /v1/chat/completions "$(chat_body "$PARIS_Q" | jq -c '.model="hand"')"
+is "$code" 500 "thor hand: a later request fails"
+standin_wait_exit
+is "$STANDIN_RC" 1 "thor hand: the engine dies (exit 1)"
+has_line "CUDA error: unspecified launch failure" "thor hand: launch failure logged"
+standin_start spark-hand "$HAND" --served-model-name hand --gpu-memory-utilization 0.06
+http POST /v1/chat/completions "$(chat_body "$PARIS_Q" | jq -c '.model="hand"')"
+is "$(jq -r '.choices[0].message.content' <<<"$body")" Paris "spark hand: the same config answers"
+standin_stop_all
+
+# ---- API key, missing model, port clash -------------------------------------
+standin_start keyed "$CORTEX" --api-key sekrit --gpu-memory-utilization 0.2
+http GET /v1/models
+is "$code" 401 "--api-key: /v1 needs the bearer token"
+HTTP_AUTH=sekrit http GET /v1/models
+is "$code" 200 "--api-key: the token opens /v1"
+http GET /health
+is "$code" 200 "--api-key: /health stays open"
+busy=$STANDIN_PORT
+run "$STANDIN" serve "$CORTEX" --host 127.0.0.1 --port "$busy"
+is "$rc" 1 "a port in use fails the boot"
+like "$errout" "OSError: \[Errno 98\] Address already in use" "port clash names vLLM's OSError"
+standin_stop_all
+run "$STANDIN" serve no-such/model --port "$(standin_free_port)"
+is "$rc" 1 "a model missing from the cache fails"
+like "$errout" "Invalid repository ID or local directory specified: 'no-such/model'" "missing model error (FACTS text)"
+
+done_testing
