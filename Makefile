@@ -15,9 +15,9 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
 	-Wno-format-nonliteral -Wno-missing-field-initializers
 CFLAGS ?= -O2 -g
-CFLAGS += -std=gnu11 $(WARN) $(if $(WERROR),-Werror) $(PKG_CFLAGS) -D_GNU_SOURCE \
+override CFLAGS += -std=gnu11 $(WARN) $(if $(WERROR),-Werror) $(PKG_CFLAGS) -D_GNU_SOURCE \
 	-include src/lib/util/banned.h
-LDLIBS += $(PKG_LIBS) -ldl -lm -lpthread
+override LDLIBS += $(PKG_LIBS) -ldl -lm -lpthread
 
 LIB_SRC := $(sort $(shell find src/lib -name '*.c'))
 CMD_SRC := $(sort $(wildcard src/cmd/*.c))

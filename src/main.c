@@ -21,7 +21,13 @@ static const struct command commands[] = {
 	  "detect the GPU card and the facts behind it",
 	  "Gathers host facts read-only (NVML, then nvidia-smi name/compute_cap, then\n"
 	  "Tegra files, /proc/meminfo) and resolves them to a card or `unknown`.\n"
-	  "Each fact is printed with its source; an unknown fact says so.\n" },
+	  "Each fact is printed with its source; an unknown fact says so.\n"
+	  "environment:\n"
+	  "  LOBES_SYSROOT         read host files under this root (fixture trees)\n"
+	  "  LOBES_NVML_LIB        NVML library to dlopen (default libnvidia-ml.so.1)\n"
+	  "  LOBES_NO_NVML=1       skip NVML\n"
+	  "  LOBES_NVIDIA_SMI      nvidia-smi to run (default: from PATH)\n"
+	  "  LOBES_SMI_TIMEOUT_MS  give up on nvidia-smi after this long (default 5000)\n" },
 	{ "explain", cmd_explain, "lobes explain [--profile P] [--json] [ROLE]",
 	  "show the per-role plan and why every knob has its value",
 	  "  --profile P   use profile P instead of the one the detected card selects\n"

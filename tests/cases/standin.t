@@ -61,7 +61,7 @@ run "$STANDIN" frobnicate
 is "$rc" 2 "an unknown subcommand exits 2"
 
 # ---- a healthy generate boot (spark), both flag spellings --------------------
-standin_spawn cortex "$CORTEX" --served-model-name=cortex --gpu-memory-utilization 0.30 \
+STANDIN_LOAD_MS=800 standin_spawn cortex "$CORTEX" --served-model-name=cortex --gpu-memory-utilization 0.30 \
 	--max-model-len=131072 --max_num_seqs 2 --quantization compressed-tensors \
 	--kv-cache-dtype=fp8
 http GET /health
@@ -195,7 +195,7 @@ standin_stop_all
 STANDIN_CARD=thor standin_start thor-embedder "$EMBEDDER" --served-model-name embedder --runner pooling --convert embed
 ok $? "thor: the embedder boots on the auto backend"
 has_line "Using FLASH_ATTN attention backend" "thor pooling auto-selects FLASH_ATTN"
-(HTTP_MAX_TIME=3 http POST /v1/embeddings "$EMB_REQ"; echo "$curl_rc $code" >"$TMP/hung") &
+(HTTP_MAX_TIME=2 http POST /v1/embeddings "$EMB_REQ"; echo "$curl_rc $code" >"$TMP/hung") &
 hung=$!
 sleep 0.5
 http GET /health
@@ -239,7 +239,7 @@ isnt_first=$(jq -r '.results[0].index != 1' <<<"$body")
 is "$isnt_first" true "thor eager: the ordering is wrong (the recorded known failure)"
 standin_stop_all
 STANDIN_CARD=thor standin_start thor-reranker-eager-fa "$RERANKER" --served-model-name reranker --runner pooling --convert classify --enforce-eager
-HTTP_MAX_TIME=2 http POST /v1/rerank "$RERANK_BODY"
+HTTP_MAX_TIME=1 http POST /v1/rerank "$RERANK_BODY"
 is "$curl_rc" 28 "thor eager on FLASH_ATTN: rerank hangs"
 standin_stop_all
 

@@ -473,6 +473,14 @@ static double parse_bytes(const char *v)
 	return *end ? -1 : n;
 }
 
+/* SIGTERM/SIGINT stay blocked and are taken by sigtimedwait() in nap();
+ * a handler (never run) keeps them from being ignored when the stand-in is
+ * PID 1 in a container, where a default disposition drops them. */
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+}
+
 static void shutdown_and_exit(int code, bool serving)
 {
 	vlog(LV_INFO, "launcher.py:101", "Shutting down FastAPI HTTP server.");
@@ -970,6 +978,8 @@ int main(int argc, char **argv)
 	sigaddset(&stop_signals, SIGTERM);
 	sigaddset(&stop_signals, SIGINT);
 	sigprocmask(SIG_BLOCK, &stop_signals, NULL);
+	signal(SIGTERM, on_stop_signal);
+	signal(SIGINT, on_stop_signal);
 	signal(SIGPIPE, SIG_IGN);
 
 	vlog(LV_INFO, "api_server.py:1896", "vLLM API server version %s", version);

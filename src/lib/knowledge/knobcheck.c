@@ -43,7 +43,9 @@ int knob_canon(enum knob_id k, const char *in, char **out, const char **expect)
 		double d = strtod(in, &end);
 		if (end == in || *end || errno || !isfinite(d) || d <= 0 || d > 1)
 			return -1;
-		*out = xasprintf("%.2f", d);
+		/* two decimals when that is exact (0.3 → "0.30"), else the shortest form */
+		double cents = d * 100;
+		*out = fabs(cents - round(cents)) < 1e-9 ? xasprintf("%.2f", d) : xasprintf("%g", d);
 		return 0;
 	}
 	case KNOB_MAX_NUM_SEQS:

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,9 +30,22 @@ void proc_result_free(struct proc_result *res)
 int proc_run(char *const argv[], int timeout_ms, size_t cap, struct proc_result *res,
 	     struct err **err)
 {
+	return proc_run_in(NULL, argv, timeout_ms, cap, res, err);
+}
+
+int proc_run_in(const char *cwd, char *const argv[], int timeout_ms, size_t cap,
+		struct proc_result *res, struct err **err)
+{
 	memset(res, 0, sizeof(*res));
 	buf_init(&res->out, cap);
 	buf_init(&res->errb, cap);
+	/* Checked here: a failed chdir in the child would read as "no such
+	 * program" (posix_spawn reports both as ENOENT). */
+	struct stat st;
+	if (cwd && stat(cwd, &st) < 0)
+		return err_errno(err, EXIT_CONFIG, errno, "directory '%s'", cwd);
+	if (cwd && !S_ISDIR(st.st_mode))
+		return err_set(err, EXIT_CONFIG, "directory '%s': not a directory", cwd);
 	int po[2], pe[2];
 	if (pipe2(po, O_CLOEXEC) < 0)
 		return err_errno(err, EXIT_RUNTIME, errno, "pipe");
@@ -45,6 +59,8 @@ int proc_run(char *const argv[], int timeout_ms, size_t cap, struct proc_result 
 	posix_spawn_file_actions_adddup2(&fa, po[1], 1);
 	posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	if (cwd)
+		posix_spawn_file_actions_addchdir_np(&fa, cwd);
 	posix_spawnattr_t at;
 	posix_spawnattr_init(&at);
 	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);

@@ -24,6 +24,11 @@ struct proc_result {
  * by the call; release it with proc_result_free(). */
 int proc_run(char *const argv[], int timeout_ms, size_t cap, struct proc_result *res,
 	     struct err **err);
+/* As proc_run, with the child started in directory cwd (NULL: the caller's
+ * own). A cwd that is not a directory is an EXIT_CONFIG error naming it,
+ * reported before anything is started. */
+int proc_run_in(const char *cwd, char *const argv[], int timeout_ms, size_t cap,
+		struct proc_result *res, struct err **err);
 void proc_result_free(struct proc_result *res);
 
 #endif

@@ -179,9 +179,11 @@ static bool shipped_trait(const char *name)
 	return false;
 }
 
-/* Compile s->regex into s->code and resolve the capture names. */
-static int compile_regex(struct signature *s, const char *file, struct pos at, struct pos cap_at,
-			 struct err **err)
+/* Compile s->regex into s->code and resolve the capture names. `at` is
+ * where the pattern's text starts; exact: the text is the pattern byte for
+ * byte on one line (so an error offset is a column). */
+static int compile_regex(struct signature *s, const char *file, struct pos at, bool exact,
+			 struct pos cap_at, struct err **err)
 {
 	int code;
 	PCRE2_SIZE off;
@@ -191,6 +193,10 @@ static int compile_regex(struct signature *s, const char *file, struct pos at, s
 		PCRE2_UCHAR msg[256];
 		if (pcre2_get_error_message(code, msg, sizeof(msg)) < 0)
 			snprintf((char *)msg, sizeof(msg), "error %d", code);
+		/* point at the offending byte when the scalar is one line and
+		 * its text is the pattern byte for byte */
+		if (exact && off <= strlen(s->regex))
+			at.col += (int)off;
 		return fail_at(err, file, at,
 			       "regex of '%s' does not compile: %s at offset %zu; expected a PCRE2 pattern",
 			       s->id, (char *)msg, (size_t)off);
@@ -333,8 +339,11 @@ static int parse_one(struct fy_node *m, const char *file, bool from_operator, st
 		if (!re)
 			return -1;
 		s->regex = xstrdup(re);
-		if (compile_regex(s, file, node_pos(v[K_REGEX], here), node_pos(v[K_CAPTURES], here),
-				  err) < 0)
+		enum fy_node_style st = fy_node_get_style(v[K_REGEX]);
+		bool exact = !strchr(re, '\n') &&
+			     (st == FYNS_PLAIN || (st == FYNS_SINGLE_QUOTED && !strchr(re, '\'')));
+		if (compile_regex(s, file, node_pos(v[K_REGEX], here), exact,
+				  node_pos(v[K_CAPTURES], here), err) < 0)
 			return -1;
 	}
 	return 0;
@@ -382,6 +391,7 @@ int sigset_add_yaml(struct sigset *set, const char *file, const char *text, size
 	__attribute__((cleanup(fy_diag_destroyp))) struct fy_diag *diag = fy_diag_create(&dcfg);
 	if (!diag)
 		return err_set(err, EXIT_INTERNAL, "%s: cannot create a YAML diagnostic object", file);
+	fy_diag_set_collect_errors(diag, true);
 	struct fy_parse_cfg cfg = {
 		.flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG | FYPCF_DEFAULT_VERSION_1_2,
 		.diag = diag,
@@ -390,10 +400,13 @@ int sigset_add_yaml(struct sigset *set, const char *file, const char *text, size
 		fy_document_build_from_string(&cfg, text, len);
 	if (!doc) {
 		void *it = NULL;
-		struct fy_diag_error *e = fy_diag_errors_iterate(diag, &it);
-		if (e)
-			return fail_at(err, file, (struct pos){ e->line + 1, e->column + 1 },
-				       "%s; expected valid YAML", e->msg);
+		struct fy_diag_error *e;
+		while ((e = fy_diag_errors_iterate(diag, &it)))
+			if (e->type >= FYET_ERROR) /* positions are 1-based here */
+				return fail_at(err, file,
+					       (struct pos){ e->line > 0 ? e->line : 1,
+							     e->column > 0 ? e->column : 1 },
+					       "%s; expected valid YAML", e->msg ? e->msg : "parse error");
 		return err_set(err, EXIT_CONFIG, "%s: not valid YAML", file);
 	}
 	struct pos top = { 1, 1 };

@@ -1,0 +1,139 @@
+#!/bin/bash
+# triage.t — `lobes triage`: text and --json output, --all, stdin, exit codes
+# (0 clean, 1 fatal, 2 usage, 3 unreadable input or bad signature file),
+# operator signatures, and --follow on a file another process appends to.
+. "${LOBES_SRC:-.}/tests/lib.sh"
+LOGS="$SRC/tests/fixtures/logs"
+export LOBES_DIR="$TMP/deploy"
+
+cat > "$TMP/boot.log" <<'LOG'
+INFO 07-13 10:00:00 [api_server.py:1] vLLM API server version 0.23.1rc1
+WARNING 07-13 10:00:00 [envs.py:2041] Unknown vLLM environment variable detected: VLLM_ATTENTION_BACKEND
+WARNING 07-13 10:00:00 [envs.py:2041] Unknown vLLM environment variable detected: VLLM_BUILD_URL
+WARNING 07-13 10:00:00 [envs.py:2041] Unknown vLLM environment variable detected: VLLM_USE_V1
+WARNING 07-13 10:00:00 [envs.py:2041] Unknown vLLM environment variable detected: VLLM_FLASH_ATTN_VERSION
+ERROR 07-13 10:00:09 [core.py:700] EngineCore failed to start.
+ERROR 07-13 10:00:09 [core.py:700]     assert layer.k_scale > 0.0
+RuntimeError: Engine core initialization failed. See root cause above.
+LOG
+cat > "$TMP/ok.log" <<'LOG'
+INFO 07-13 10:00:00 Using fp8 data type to store kv cache.
+WARNING 07-13 10:00:01 Using KV cache scaling factor 1.0 for fp8_e4m3. If this is unintended, verify that k/v_scale scaling factors are properly set in the checkpoint.
+INFO 07-13 10:00:02 Available KV cache memory: 20.5 GiB
+INFO:     Application startup complete.
+LOG
+
+# text output, default mode: first occurrence of each signature with a count
+run "$LOBES" triage "$TMP/boot.log"
+is "$rc" 1 "a fatal signature exits 1"
+like "$out" "boot.log:7: FATAL fp8-k-scale-assert — " "FILE:LINE: SEVERITY id — cause"
+like "$out" "fix: set kv_cache_dtype=auto" "the fix is printed"
+like "$out" "trait: fp8-kv-needs-scales-on-triton" "the implicated trait is printed"
+like "$out" "boot.log:2: WARNING env-attention-backend-unknown" "VLLM_ATTENTION_BACKEND names trait 4's signature"
+like "$out" "trait: attention-backend-env-dead" "and trait 4"
+like "$out" "boot.log:3: INFO env-image-build-var" "image build variables are info"
+like "$out" "boot.log:4: WARNING env-unknown \(2 lines\)" "other names: warning, first shown with a count"
+unlike "$out" "boot.log:5:" "default mode shows a signature once"
+like "$out" "captured: name=VLLM_USE_V1" "captures are shown"
+like "$out" "cause: fp8-k-scale-assert \(line 7\)" "summary names the specific fatal, not the generic one"
+like "$out" "3 fatal, 3 warning, 1 info in 8 lines" "summary counts"
+
+run "$LOBES" triage --all "$TMP/boot.log"
+like "$out" "boot.log:5: WARNING env-unknown" "--all shows every occurrence"
+
+run "$LOBES" triage "$TMP/ok.log"
+is "$rc" 0 "no fatal signature exits 0"
+like "$out" "startup complete" "startup completion is reported"
+like "$out" "ok.log:2: WARNING fp8-kv-scale-default" "fp8 scale 1.0 is a warning"
+
+# --json carries the same data
+run "$LOBES" --json triage "$TMP/boot.log" "$TMP/ok.log"
+is "$rc" 1 "--json: exit 1 when any input has a fatal signature"
+is "$(printf '%s' "$out" | jq -r '.fatal')" true "--json: fatal"
+is "$(printf '%s' "$out" | jq -r '.files | length')" 2 "--json: one entry per input"
+is "$(printf '%s' "$out" | jq -r '.files[0].cause.id')" fp8-k-scale-assert "--json: the cause"
+is "$(printf '%s' "$out" | jq -r '.files[0].cause.line')" 7 "--json: the cause's line"
+is "$(printf '%s' "$out" | jq -r '.files[0].matches[] | select(.id=="env-unknown") | .count')" 2 "--json: count"
+is "$(printf '%s' "$out" | jq -r '.files[0].matches[] | select(.id=="env-unknown") | .captures.name')" VLLM_USE_V1 "--json: captures"
+is "$(printf '%s' "$out" | jq -r '.files[0].summary | map(.id) | join(",")')" \
+	"fp8-k-scale-assert,env-attention-backend-unknown,env-image-build-var,env-unknown,engine-core-init-failed,engine-core-failed-to-start" \
+	"--json: summary per signature"
+is "$(printf '%s' "$out" | jq -r '.files[1].startup_complete')" true "--json: startup_complete"
+is "$(printf '%s' "$out" | jq -r '.files[1].fatal')" false "--json: per-input fatal"
+run "$LOBES" --json triage --all "$TMP/boot.log"
+is "$(printf '%s' "$out" | jq -r '[.files[0].matches[] | select(.id=="env-unknown") | .line] | join(",")')" "4,5" "--json --all: every line"
+
+# stdin
+run sh -c "\"$LOBES\" triage < \"$TMP/boot.log\""
+is "$rc" 1 "stdin without FILE"
+like "$out" "^\(stdin\):2: WARNING" "stdin is labelled (stdin)"
+run sh -c "cat \"$TMP/ok.log\" | \"$LOBES\" triage -"
+is "$rc" 0 "'-' reads stdin"
+
+# errors
+run "$LOBES" triage "$TMP/missing.log"
+is "$rc" 3 "an unreadable input exits 3"
+like "$errout" "open '.*missing.log': No such file or directory" "and names it"
+is "$out" "" "nothing is printed before the error"
+run "$LOBES" triage "$TMP"
+is "$rc" 3 "a directory is not a log"
+run "$LOBES" triage --timeout 5 "$TMP/ok.log"
+is "$rc" 2 "--timeout without --follow is a usage error"
+run "$LOBES" triage --follow "$TMP/ok.log" "$TMP/boot.log"
+is "$rc" 2 "--follow takes one input"
+run "$LOBES" triage --bogus
+is "$rc" 2 "unknown option"
+
+# operator signatures: a bad file exits 3 with its position; a good one
+# replaces the shipped signature of the same id
+mkdir -p "$LOBES_DIR/signatures"
+printf 'kind: signatures\nsignatures:\n  - id: x\n    regex: "a(b"\n    severity: fatal\n    cause: c\n    remedy: r\n' \
+	> "$LOBES_DIR/signatures/bad.yaml"
+run "$LOBES" triage "$TMP/ok.log"
+is "$rc" 3 "a bad operator signature file exits 3"
+like "$errout" "signatures/bad.yaml:4:13: regex of 'x' does not compile" "the error names file:line:col"
+rm "$LOBES_DIR/signatures/bad.yaml"
+printf 'kind: signatures\nsignatures:\n  - id: fp8-kv-scale-default\n    literal: "scaling factor 1.0"\n    severity: fatal\n    cause: treated as fatal here\n    remedy: use kv_cache_dtype=auto\n' \
+	> "$LOBES_DIR/signatures/strict.yaml"
+run "$LOBES" triage "$TMP/ok.log"
+is "$rc" 1 "an operator signature replaces the shipped one"
+like "$out" "ok.log:2: FATAL fp8-kv-scale-default — treated as fatal here" "with its own severity and cause"
+rm "$LOBES_DIR/signatures/strict.yaml"
+
+# --follow: a writer appends to the file while triage reads it; triage stops
+# at `Application startup complete.` (no timing is asserted: --timeout only
+# bounds a broken run)
+: > "$TMP/grow.log"
+( "$LOBES" triage --follow --timeout 60 "$TMP/grow.log" > "$TMP/follow.out" 2>&1; echo $? > "$TMP/follow.rc" ) &
+reader=$!
+for i in 1 2 3; do
+	echo "INFO 07-13 10:00:0$i loading" >> "$TMP/grow.log"
+	sleep 0.3
+done
+printf 'WARNING Unknown vLLM environment variable detected: VLLM_USE_V1\nINFO Available KV cache ' >> "$TMP/grow.log"
+sleep 0.3
+printf 'memory: 12.0 GiB\n' >> "$TMP/grow.log"
+echo "INFO:     Application startup complete." >> "$TMP/grow.log"
+wait "$reader"
+is "$(cat "$TMP/follow.rc")" 0 "--follow ends at startup complete, exit 0"
+out=$(cat "$TMP/follow.out")
+like "$out" "grow.log:4: WARNING env-unknown" "--follow prints matches from appended lines"
+like "$out" "grow.log:5: INFO kv-cache-memory-available" "a line written in two appends is matched once, whole"
+like "$out" "stopped: startup-complete" "--follow says why it stopped"
+
+# --follow on a pipe stops at the first fatal line
+run sh -c "( echo 'INFO start'; echo 'no kernel image is available for execution on the device'; sleep 30 ) | \"$LOBES\" triage --follow --timeout 60"
+is "$rc" 1 "--follow on a pipe stops at a fatal signature, exit 1"
+like "$out" "stopped: fatal" "and says so"
+
+# --follow --json prints one object at the end
+: > "$TMP/grow2.log"
+( "$LOBES" --json triage --follow --timeout 60 "$TMP/grow2.log" > "$TMP/follow2.out"; echo $? > "$TMP/follow2.rc" ) &
+reader=$!
+sleep 0.3
+echo "ValueError: No available memory for the cache blocks. Try increasing" >> "$TMP/grow2.log"
+wait "$reader"
+is "$(cat "$TMP/follow2.rc")" 1 "--follow --json: exit 1 on fatal"
+is "$(jq -r '.files[0].stopped' < "$TMP/follow2.out")" fatal "--follow --json: stopped"
+is "$(jq -r '.files[0].cause.id' < "$TMP/follow2.out")" no-cache-blocks "--follow --json: cause"
+done_testing
