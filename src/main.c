@@ -49,6 +49,30 @@ static const struct command commands[] = {
 	  "  --apply       write the files atomically; replaced files are kept as NAME.bak.N;\n"
 	  "                .env is mode 0600\n"
 	  "  --reset KEY   forget your edit of .env KEY (repeatable)\n" },
+	{ "serve", cmd_serve, "lobes serve [--apply] [--drop-caches] [options]",
+	  "bring the fleet up in a memory-safe order (dry-run unless --apply)",
+	  "Starts the deployed roles in LOBES_ORDER. One window at a time (unified\n"
+	  "memory): before each role a memory gate (MemFree >= budget + margin), then\n"
+	  "start it, then wait until its boot log says memory profiling and the KV\n"
+	  "cache are done before the next. Then every role must answer /health.\n"
+	  "A role that dies or overruns a bound stops the wait (exit 1) with its last\n"
+	  "log lines and the cause; roles already up keep running.\n"
+	  "  --apply             start the roles (default: print the plan)\n"
+	  "  --drop-caches       drop the page cache once at a gate that is short (root)\n"
+	  "  --margin-gib N      memory kept free above each budget (default 1)\n"
+	  "  --mem-wait S        bound on one memory gate (default 300)\n"
+	  "  --window-wait S     bound on one role's start to its window closing (default 1800)\n"
+	  "  --ready-wait S      bound on the final wait for /health (default 1800)\n"
+	  "  --poll-ms N         how often to look (default 500)\n"
+	  "  --mode M            one-at-a-time or together (default: LOBES_BRINGUP of .env)\n" },
+	{ "stop", cmd_stop, "lobes stop [--apply] [--drop-caches] [--wait S]",
+	  "tear the fleet down and wait for its memory to come back (dry-run unless --apply)",
+	  "Runs compose down, then waits (bounded) until the memory the running roles\n"
+	  "held is free again; exit 1 when it does not come back in time.\n"
+	  "  --apply         stop (default: say what would stop)\n"
+	  "  --drop-caches   drop the page cache once if memory is short (root; unified\n"
+	  "                  boxes keep weights in the page cache after teardown)\n"
+	  "  --wait S        how long to wait for memory (default 120)\n" },
 	{ "triage", cmd_triage, "lobes triage [--follow [--timeout S]] [--all] [--json] [FILE...]",
 	  "name the known causes in vLLM boot logs (exit 1 on a fatal one)",
 	  "Matches each line of the logs (FILE, or stdin for '-' or no FILE) against\n"
@@ -62,6 +86,32 @@ static const struct command commands[] = {
 	  "  --timeout S   with --follow, stop after S seconds (default: no limit)\n"
 	  "Exit 1 when a fatal signature matched, 0 otherwise, 3 when an input cannot be\n"
 	  "read or a signature file is bad.\n" },
+	{ "status", cmd_status, "lobes status [--json]",
+	  "show each role's container state, health, port, model and uptime",
+	  "Read-only, no detection. Reads the deploy dir's .env (profile, roles,\n"
+	  "<ROLE>_FEASIBLE, _PORT, _MODEL) and asks the Docker Engine (DOCKER_HOST\n"
+	  "unix://PATH, else /var/run/docker.sock) for the containers of the compose\n"
+	  "project (COMPOSE_PROJECT_NAME): per role the state, health check status,\n"
+	  "port, model, uptime and restart count. An infeasible role shows\n"
+	  "'not deployed (infeasible)'; a feasible role without a container shows\n"
+	  "'not running'.\n"
+	  "Exit 0 when every feasible role is running and healthy, 1 when some is not,\n"
+	  "3 when the deploy dir has no .env (run `lobes init --apply`), 4 when the\n"
+	  "Docker Engine cannot be reached.\n" },
+	{ "probe", cmd_probe, "lobes probe [--timeout SECS] [--json] [ROLE...]",
+	  "ask each running role a question with a known answer (all at once)",
+	  "Read-only. Probes every feasible role of the deploy dir's .env (or the ROLEs\n"
+	  "named) on 127.0.0.1:<ROLE>_PORT, in parallel: cortex chat-capital, senses\n"
+	  "chat-sky, hand chat-known-answer (the capital of France), embedder\n"
+	  "embed-paraphrase (cosines), reranker rerank-order (the Paris document first).\n"
+	  "A wrong answer, a timeout, a refused connection, an HTTP error or a malformed\n"
+	  "body is a FAIL with its reason. A wrong answer the profile lists under\n"
+	  "known_failures is reported as known-failure and does not fail the run; a\n"
+	  "listed probe that passes is reported loudly so the entry can be removed.\n"
+	  "  --timeout SECS  bound on each probe (default 60)\n"
+	  "  ROLE            only these roles; one not feasible in the deploy dir is a\n"
+	  "                  usage error\n"
+	  "Exit 1 when a probe fails, 0 otherwise, 3 when the deploy dir has no .env.\n" },
 };
 
 static const char *exit_codes_help =

@@ -59,6 +59,10 @@ CMD(detect);
 CMD(explain);
 CMD(render);
 CMD(init);
+CMD(serve);
+CMD(stop);
 CMD(triage);
+CMD(status);
+CMD(probe);
 
 #endif

@@ -104,9 +104,20 @@ http GET /no/such/route
 is "$code" 404 "an unknown route is 404"
 http GET /version
 like "$body" '"version":"0\.23\.' "/version answers"
+# Called as curl, the binary answers container healthchecks (FROM scratch image).
+ln -s "$STANDIN" "$TMP/curl"
+run "$TMP/curl" -fsS "http://127.0.0.1:$STANDIN_PORT/health"
+is "$rc" 0 "curl personality: a healthy /health exits 0"
+run "$TMP/curl" -fsS "http://127.0.0.1:$STANDIN_PORT/version"
+like "$out" '"version"' "curl personality: the body goes to stdout"
+run "$TMP/curl" -fsS "http://127.0.0.1:$STANDIN_PORT/no/such/route"
+is "$rc" 22 "curl personality: -f turns an HTTP error into exit 22"
+like "$errout" "curl: \(22\) The requested URL returned error: 404" "curl personality: curl's error text"
 kill -TERM "$STANDIN_PID"
 standin_wait_exit
 is "$STANDIN_RC" 0 "SIGTERM shuts down cleanly (exit 0)"
+run "$TMP/curl" -fsS "http://127.0.0.1:$STANDIN_PORT/health"
+is "$rc" 7 "curl personality: a closed port exits 7"
 has_line "INFO:     Shutting down" "shutdown is logged"
 
 # ---- memory: the KV cache is really held, scaled ----------------------------
@@ -114,6 +125,22 @@ STANDIN_MEM_SCALE=0.05 standin_start held "$CORTEX" --gpu-memory-utilization 0.3
 rss_kb=$(awk '/^VmRSS:/{print $2}' "/proc/$STANDIN_PID/status")
 # 0.3 x 2 GiB = 614 MiB budget, minus 5% activation reserve = ~583 MiB; x 0.05 = ~29 MiB
 ok $([ "${rss_kb:-0}" -ge 28000 ] && echo 0 || echo 1) "the KV budget is allocated and touched (RSS ${rss_kb:-?} kB >= 28000)"
+standin_stop_all
+
+# ---- weights: read in full from a local directory; HF_HOME/hub -------------
+mkdir -p "$TMP/local-model"
+cp "$HF_HUB_CACHE"/models--Qwen--Qwen3.5-4B/snapshots/*/config.json "$TMP/local-model/"
+head -c 4194304 /dev/zero >"$TMP/local-model/model-00001-of-00001.safetensors"
+standin_start local "$TMP/local-model" --gpu-memory-utilization 0.2
+ok $? "a local model directory boots"
+has_line "Model loading took 0.0039 GiB memory" "the weight size is the files' size (4 MiB)"
+rchar=$(awk '/^rchar:/{print $2}' "/proc/$STANDIN_PID/io")
+ok $([ "${rchar:-0}" -ge 4194304 ] && echo 0 || echo 1) "the weight file is read in full (rchar ${rchar:-?} >= 4194304), so the page cache grows"
+standin_stop_all
+mkdir -p "$TMP/hfhome"
+ln -s "$HF_HUB_CACHE" "$TMP/hfhome/hub"
+HF_HUB_CACHE= HF_HOME=$TMP/hfhome standin_start hfhome "$CORTEX" --gpu-memory-utilization 0.2
+ok $? "the cache is found under \$HF_HOME/hub"
 standin_stop_all
 
 # ---- memory gates, vLLM's unified-memory arithmetic -----------------------

@@ -122,7 +122,8 @@ like "$out" "grow.log:5: INFO kv-cache-memory-available" "a line written in two 
 like "$out" "stopped: startup-complete" "--follow says why it stopped"
 
 # --follow on a pipe stops at the first fatal line
-run sh -c "( echo 'INFO start'; echo 'no kernel image is available for execution on the device'; sleep 30 ) | \"$LOBES\" triage --follow --timeout 60"
+# (the writer keeps the pipe open and ends on the first write after triage exits)
+run sh -c "( echo 'INFO start'; echo 'no kernel image is available for execution on the device'; while sleep 0.2; do echo 'INFO tick' || exit 0; done ) | \"$LOBES\" triage --follow --timeout 60"
 is "$rc" 1 "--follow on a pipe stops at a fatal signature, exit 1"
 like "$out" "stopped: fatal" "and says so"
 

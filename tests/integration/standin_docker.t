@@ -1,8 +1,10 @@
 #!/bin/bash
 # standin_docker.t — the vLLM stand-in (a test double) as a FROM scratch
 # image under a private dockerd: two services from one compose file (host
-# networking, 127.0.0.1 only, the fixture HF cache mounted read-only) boot,
-# answer /health and a chat request, lint their environment, and go down.
+# networking, 127.0.0.1 only, the fixture HF cache mounted read-only; one
+# started the way renders start vLLM: entrypoint ["vllm", "serve"] and a
+# curl healthcheck) boot, answer /health and a chat request, lint their
+# environment, and go down.
 . "${LOBES_SRC:-.}/tests/lib.sh"
 . "$SRC/tests/standin/lib.sh"
 . "$SRC/tests/integration/docker.sh"
@@ -34,9 +36,15 @@ services:
   cortex:
     image: lobes-standin:test
     network_mode: host
-    command: ["serve", "unsloth/Qwen3.8-27B-NVFP4", "--served-model-name", "cortex",
-              "--host", "127.0.0.1", "--port", "$PORT_A",
-              "--gpu-memory-utilization", "0.30", "--kv-cache-dtype", "fp8"]
+    entrypoint: ["vllm", "serve"]
+    command: ["unsloth/Qwen3.8-27B-NVFP4", "--served-model-name=cortex",
+              "--host=127.0.0.1", "--port=$PORT_A",
+              "--gpu-memory-utilization=0.30", "--kv-cache-dtype=fp8"]
+    healthcheck:
+      test: ["CMD", "curl", "-fsS", "http://127.0.0.1:$PORT_A/health"]
+      interval: 1s
+      timeout: 2s
+      retries: 3
     environment:
       <<: *env
       VLLM_ATTENTION_BACKEND: TRITON_ATTN
@@ -71,6 +79,14 @@ ready "$PORT_A"
 ok $? "cortex answers /health on 127.0.0.1:$PORT_A"
 ready "$PORT_B"
 ok $? "embedder answers /health on 127.0.0.1:$PORT_B"
+
+health=
+for i in $(seq 100); do
+	health=$(docker inspect -f '{{.State.Health.Status}}' "$(compose -p "$PROJECT" -f "$TMP/docker-compose.yml" ps -q cortex)" 2>/dev/null)
+	[ "$health" = healthy ] && break
+	sleep 0.2
+done
+is "$health" healthy "the rendered-style curl healthcheck passes inside the scratch image"
 
 STANDIN_PORT=$PORT_A
 http POST /v1/chat/completions '{"model":"cortex","messages":[{"role":"user","content":"What is the capital city of France? Reply with only the city name."}],"max_tokens":16,"temperature":0}'

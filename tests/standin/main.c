@@ -293,10 +293,8 @@ static void attention_config(struct opts *o, const char *v)
 			    "<class 'vllm.config.attention.AttentionConfig'>.", v);
 	b = json_string_value(json_object_get(j, "backend"));
 	if (b) {
-		if (!in_list(b, backends)) {
-			json_decref(j);
-			choices_error("--attention-config.backend", b, backends);
-		}
+		if (!in_list(b, backends))
+			choices_error("--attention-config.backend", b, backends);  /* exits */
 		for (size_t i = 0; backends[i]; i++)
 			if (!strcmp(b, backends[i]))
 				o->backend = backends[i];
@@ -636,17 +634,24 @@ static char *snapshot_dir(const char *model)
 		}
 		free(path);
 	}
-	hub = hub_dir();
-	repo = xasprintf_("%s/models--%s", hub, model);
-	free(hub);
-	for (char *p = repo + strlen(repo) - strlen(model); *p; p++)
-		if (*p == '/') {
-			/* "org/name" → "org--name": shift right by one, insert '-' */
-			memmove(p + 1, p, strlen(p) + 1);
-			p[0] = '-';
-			p[1] = '-';
-			p++;
+	{
+		/* "org/name" → "models--org--name" */
+		char flat[512];
+		size_t n = 0;
+
+		for (const char *m = model; *m && n + 3 < sizeof flat; m++) {
+			if (*m == '/') {
+				flat[n++] = '-';
+				flat[n++] = '-';
+			} else {
+				flat[n++] = *m;
+			}
 		}
+		flat[n] = '\0';
+		hub = hub_dir();
+		repo = xasprintf_("%s/models--%s", hub, flat);
+		free(hub);
+	}
 	ref = xasprintf_("%s/refs/main", repo);
 	if ((f = fopen(ref, "r"))) {
 		if (fgets(rev, sizeof rev, f))
@@ -937,6 +942,11 @@ int main(int argc, char **argv)
 	char *held_weights, *held_kv;
 	int argi = 1;
 
+	{
+		const char *base = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+		if (!strcmp(base, "curl"))
+			return curl_main(argc, argv);
+	}
 	log_init();
 	if (argc > 1 && (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version"))) {
 		printf("%s\n", version);

@@ -11,8 +11,9 @@
  *
  * Layout: main.c (command line, boot phases, faults), log.c (vLLM log
  * format), http.c (libmicrohttpd server and routes), model.c (toy chat,
- * embedding and rerank semantics), tls_off.c (link-time stand-ins for the
- * TLS library, which the stand-in never uses).
+ * embedding and rerank semantics), curl.c (the `curl` personality for
+ * container healthchecks), tls_off.c (link-time stand-ins for the TLS
+ * library, which the stand-in never uses).
  */
 #ifndef STANDIN_H
 #define STANDIN_H
@@ -77,6 +78,9 @@ void model_embed(const char *text, float *vec, size_t dim);
 double model_relevance(const char *query, const char *doc);
 /* Rough token count: words plus punctuation marks. */
 int model_count_tokens(const char *text);
+
+/* curl.c — `curl -fsS URL` for healthchecks, when invoked as curl. */
+int curl_main(int argc, char **argv);
 
 /* http.c — start serving on s->listen_fd; returns 0 or -1 (logged). */
 int http_start(struct standin *s);

@@ -43,14 +43,19 @@ static const char *const rerank_docs[] = {
 
 struct chat_probe {
 	const char *question;
-	const char *expect; /* case-insensitive substring of the answer */
+	const char *expect; /* case-insensitive: a substring of the answer, or all of it */
+	bool exact;         /* the whole answer, less surrounding spaces and punctuation */
 };
 
 static const struct chat_probe chat_probes[ROLE__COUNT] = {
 	[ROLE_CORTEX] = { "What is the capital city of France? Reply with only the city name.",
-			  "paris" },
-	[ROLE_SENSES] = { "What color is a cloudless daytime sky? Answer with one word.", "blue" },
-	[ROLE_HAND] = { "What is the capital of France? Answer with only the city name.", "paris" },
+			  "paris", false },
+	[ROLE_SENSES] = { "What color is a cloudless daytime sky? Answer with one word.", "blue",
+			  false },
+	/* The hand is small: a fact it knows for sure, judged strictly, since a
+	 * corrupted generation may still contain the word ("Paris Paris<garbage>"). */
+	[ROLE_HAND] = { "What is the capital of France? Reply with only the city name.", "paris",
+			true },
 };
 
 const char *probe_id(enum role_id r)
@@ -184,6 +189,18 @@ static bool icontains(const char *hay, const char *needle)
 	return false;
 }
 
+/* True when answer, less surrounding whitespace and punctuation, is word
+ * (case-insensitive). */
+static bool is_exactly(const char *answer, const char *word)
+{
+	const char *b = answer, *e = answer + strlen(answer);
+	while (b < e && (isspace((unsigned char)*b) || ispunct((unsigned char)*b)))
+		b++;
+	while (e > b && (isspace((unsigned char)e[-1]) || ispunct((unsigned char)e[-1])))
+		e--;
+	return (size_t)(e - b) == strlen(word) && strncasecmp(b, word, strlen(word)) == 0;
+}
+
 /* --- verdicts -------------------------------------------------------------- */
 
 /* Apply the profile's known failure to a finished verdict. */
@@ -273,16 +290,23 @@ static void judge_chat(struct probe *p, const json_t *j)
 	json_object_set_new(p->evidence, "expected", json_string(expect));
 	const json_t *fin = json_object_get(choice, "finish_reason");
 	if (json_is_string(fin))
-		json_object_set(p->evidence, "finish_reason", fin);
+		json_object_set_new(p->evidence, "finish_reason", json_string(json_string_value(fin)));
 	const json_t *reasoning = json_object_get(msg, "reasoning_content");
 	if (json_is_string(reasoning) && *json_string_value(reasoning))
-		json_object_set(p->evidence, "reasoning", reasoning);
+		json_object_set_new(p->evidence, "reasoning",
+				    json_string(json_string_value(reasoning)));
 	_cleanup_free_ char *shown = oneline(answer, strlen(answer), 80, false);
 	set_summary(p, xasprintf("answer '%s'", shown));
-	if (icontains(answer, expect))
+	json_object_set_new(p->evidence, "match", json_string(chat_probes[p->role].exact ? "exact"
+											 : "contains"));
+	bool right = chat_probes[p->role].exact ? is_exactly(answer, expect) : icontains(answer, expect);
+	if (right)
 		pass(p);
 	else if (!*answer)
-		fail_with(p, PF_WRONG, "empty answer (expected one containing '%s')", expect);
+		fail_with(p, PF_WRONG, "empty answer (expected %s'%s')",
+			  chat_probes[p->role].exact ? "" : "one containing ", expect);
+	else if (chat_probes[p->role].exact)
+		fail_with(p, PF_WRONG, "answer '%s' is not '%s'", shown, expect);
 	else
 		fail_with(p, PF_WRONG, "answer '%s' does not contain '%s'", shown, expect);
 }

@@ -6,9 +6,11 @@
  * One probe per role, with a stable id:
  *   cortex    chat-capital       "What is the capital city of France? ..." → contains "paris"
  *   senses    chat-sky           "What color is a cloudless daytime sky? ..." → contains "blue"
- *   hand      chat-known-answer  "What is the capital of France? Answer with only
- *                                the city name." → contains "paris" (a question a
- *                                1.2B model answers reliably; no arithmetic)
+ *   hand      chat-known-answer  "What is the capital of France? Reply with only the
+ *                                city name." → exactly "paris" (surrounding spaces and
+ *                                punctuation aside): a fact a 1.2B model knows for
+ *                                sure, judged strictly because a corrupted
+ *                                generation may still contain the word
  *   embedder  embed-paraphrase   cos(s, paraphrase) > cos(s, unrelated)
  *   reranker  rerank-order       the Paris document is served first, and no other
  *                                document scores above it

@@ -1,0 +1,379 @@
+/*
+ * serve.c — `lobes serve [--apply]`: bring the deployed fleet up in the
+ * plan's order with memory gates (src/lib/runtime/bringup.c does the
+ * sequencing). Dry-run prints the bring-up plan. With --apply: compose
+ * starts each role; the Engine API gives state, restarts and the boot log;
+ * /health on the role's port says ready. A role that dies or overruns its
+ * bound stops the wait: its last log lines and the cause triage names are
+ * shown, roles already up are left running, exit 1.
+ */
+#include <getopt.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../lib/facts/facts.h"
+#include "../lib/runtime/bringup.h"
+#include "../lib/runtime/compose_cli.h"
+#include "../lib/runtime/engine_api.h"
+#include "../lib/runtime/fleet.h"
+#include "../lib/runtime/memory.h"
+#include "../lib/util/cleanup.h"
+#include "../lib/verify/triage.h"
+#include "cmd.h"
+
+#define GiB 1073741824.0
+
+struct serve {
+	struct ctx *ctx;
+	struct fleet *fleet;
+	struct compose compose;
+	struct engine engine;
+	bool tty;
+};
+
+static long long mono_ms(void *ud)
+{
+	(void)ud;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(void *ud, int ms)
+{
+	(void)ud;
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+	nanosleep(&ts, NULL);
+}
+
+static int op_start(void *ud, enum role_id r, struct err **err)
+{
+	struct serve *s = ud;
+	const char *svc[] = { role_name(r), NULL };
+	struct proc_result res;
+	if (compose_up(&s->compose, svc, &res, err) < 0)
+		return -1;
+	int rc = compose_result_check("up", &res, err);
+	proc_result_free(&res);
+	return rc;
+}
+
+static int op_observe(void *ud, enum role_id r, struct role_obs *o, struct err **err)
+{
+	struct serve *s = ud;
+	struct engine_container_list l;
+	if (engine_list_project(&s->engine, s->fleet->project, &l, err) < 0)
+		return -1;
+	const struct engine_container *c = NULL;
+	for (size_t i = 0; i < l.n; i++)
+		if (strcmp(l.c[i].service, role_name(r)) == 0)
+			c = &l.c[i];
+	if (c) {
+		o->exists = true;
+		o->running = strcmp(c->state, "running") == 0;
+		o->restarts = c->restart_count;
+		o->exited = strcmp(c->state, "exited") == 0 || strcmp(c->state, "dead") == 0;
+		struct engine_log_opts lo = { .tail = -1, .since = 0, .cap = 32u << 20 };
+		char *log = NULL;
+		if (engine_logs(&s->engine, c->id, &lo, &log, err) < 0) {
+			engine_container_list_free(&l);
+			return -1;
+		}
+		struct log_phase ph;
+		log_phase_scan(log, &ph);
+		o->phase = xstrdup(ph.phase);
+		o->window_closed = ph.window_closed;
+		o->ready = ph.startup_complete && o->running &&
+			   http_health(s->fleet->roles[r].port, 1000) == 200;
+		o->log_tail = log; /* the whole boot log: triage reads it, the text shows its end */
+	}
+	engine_container_list_free(&l);
+	return 0;
+}
+
+static int op_free(void *ud, uint64_t *f, struct err **err)
+{
+	(void)ud;
+	return meminfo_field("MemFree", f, err);
+}
+
+static int op_drop(void *ud, struct err **err)
+{
+	(void)ud;
+	return drop_caches(err);
+}
+
+static void op_event(void *ud, const struct bringup_event *ev)
+{
+	struct serve *s = ud;
+	struct ctx *ctx = s->ctx;
+	if (ctx->json) {
+		json_auto_t *j = json_pack("{s:s, s:s, s:I}", "event", bringup_event_name(ev->kind), "role",
+					   role_name(ev->role), "elapsed_ms", (json_int_t)ev->elapsed_ms);
+		if (ev->need_bytes)
+			json_object_set_new(j, "need_bytes", json_integer((json_int_t)ev->need_bytes));
+		if (ev->free_bytes)
+			json_object_set_new(j, "free_bytes", json_integer((json_int_t)ev->free_bytes));
+		if (ev->text)
+			json_object_set_new(j, "text", json_string(ev->text));
+		json_dumpf(j, stdout, JSON_COMPACT);
+		fputc('\n', stdout);
+		fflush(stdout);
+		return;
+	}
+	uint64_t f = 0;
+	meminfo_field("MemFree", &f, NULL);
+	const char *what = "";
+	_cleanup_free_ char *txt = NULL;
+	switch (ev->kind) {
+	case EV_GATE_WAIT:
+		txt = xasprintf("waiting for memory: %.1f GiB free, %.1f GiB needed",
+				ev->free_bytes / GiB, ev->need_bytes / GiB);
+		break;
+	case EV_DROP_CACHES:
+		what = "dropped the page cache";
+		break;
+	case EV_START:
+		what = "started";
+		break;
+	case EV_PHASE:
+		what = ev->text;
+		break;
+	case EV_WINDOW:
+		what = "memory profiling done: next role may start";
+		break;
+	case EV_READY:
+		what = "ready (/health 200)";
+		break;
+	case EV_FAIL:
+		txt = xasprintf("%sFAILED%s: %s", c_red(ctx), c_reset(ctx), ev->text);
+		break;
+	}
+	printf("[%7.1fs] %-9s %-46s %sfree %.1f GiB%s\n", ev->elapsed_ms / 1000.0, role_name(ev->role),
+	       txt ? txt : what, c_dim(ctx), f / GiB, c_reset(ctx));
+	fflush(stdout);
+}
+
+/* The cause triage names in a log, as a JSON object, or NULL. */
+static json_t *log_cause(const char *log)
+{
+	struct sigset set;
+	if (!log || sigset_load(&set, NULL, NULL) < 0)
+		return NULL;
+	json_t *out = NULL;
+	struct triage *t = triage_new(&set, 0);
+	triage_feed(t, log, strlen(log));
+	triage_finish(t);
+	const struct triage_match *m = triage_cause(t);
+	if (m)
+		out = json_pack("{s:s, s:s, s:s?, s:s?, s:s}", "signature", m->sig->id, "cause",
+				m->sig->cause, "remedy", m->sig->remedy, "trait",
+				m->sig->traits ? m->sig->traits[0] : NULL, "line", m->text);
+	triage_free(t);
+	sigset_free(&set);
+	return out;
+}
+
+/* The last n lines of text (a pointer into it). */
+static const char *last_lines(const char *text, size_t n)
+{
+	const char *p = text + strlen(text);
+	if (p > text && p[-1] == '\n')
+		p--;
+	size_t seen = 0;
+	while (p > text) {
+		if (p[-1] == '\n' && ++seen == n)
+			break;
+		p--;
+	}
+	return p;
+}
+
+struct serve_opts {
+	bool apply, drop, together_override, one_override;
+	double margin_gib;
+	int mem_wait, window_wait, ready_wait, poll_ms;
+};
+
+CMD(serve)
+{
+	struct serve_opts so = { .margin_gib = 1.0, .mem_wait = 300, .window_wait = 1800,
+				 .ready_wait = 1800, .poll_ms = 500 };
+	static const struct option opts[] = {
+		{ "apply", no_argument, NULL, 'a' },	      { "drop-caches", no_argument, NULL, 'd' },
+		{ "margin-gib", required_argument, NULL, 'm' }, { "mem-wait", required_argument, NULL, 'M' },
+		{ "window-wait", required_argument, NULL, 'W' }, { "ready-wait", required_argument, NULL, 'R' },
+		{ "poll-ms", required_argument, NULL, 'P' },    { "mode", required_argument, NULL, 'o' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c;
+	char *end;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		long v = optarg ? strtol(optarg, &end, 10) : 0;
+		bool bad_num = optarg && c != 'm' && c != 'o' && (*end || v <= 0);
+		if (bad_num)
+			return cmd_usage_error(ctx, "'%s' is not a positive whole number", optarg);
+		switch (c) {
+		case 'a': so.apply = true; break;
+		case 'd': so.drop = true; break;
+		case 'm':
+			so.margin_gib = strtod(optarg, &end);
+			if (*end || so.margin_gib < 0)
+				return cmd_usage_error(ctx, "--margin-gib '%s' is not a size in GiB", optarg);
+			break;
+		case 'M': so.mem_wait = (int)v; break;
+		case 'W': so.window_wait = (int)v; break;
+		case 'R': so.ready_wait = (int)v; break;
+		case 'P': so.poll_ms = (int)v; break;
+		case 'o':
+			if (strcmp(optarg, "together") == 0)
+				so.together_override = true;
+			else if (strcmp(optarg, "one-at-a-time") == 0)
+				so.one_override = true;
+			else
+				return cmd_usage_error(ctx, "--mode is one-at-a-time or together");
+			break;
+		default: return cmd_usage_error(ctx, "unknown option");
+		}
+	}
+	if (optind < argc)
+		return cmd_usage_error(ctx, "unexpected argument '%s'", argv[optind]);
+	struct err *e = NULL;
+	struct fleet fleet;
+	if (fleet_load(&fleet, ctx->dir, &e) < 0)
+		return cmd_fail(ctx, e);
+	/* Device memory: the detected total, else the host's MemTotal. */
+	struct host_facts hf = { 0 };
+	struct facts_opts fo;
+	facts_opts_from_env(&fo);
+	uint64_t device = 0, free_now = 0;
+	const char *device_src = "/proc/meminfo MemTotal";
+	double gib;
+	if (host_facts_gather(&hf, &fo, NULL) == 0 && host_facts_mem_gib(&hf, &gib)) {
+		device = (uint64_t)(gib * GiB);
+		device_src = hf.mem_total.source ? hf.mem_total.source : "detected";
+	} else if (meminfo_field("MemTotal", &device, &e) < 0) {
+		host_facts_free(&hf);
+		fleet_free(&fleet);
+		return cmd_fail(ctx, e);
+	}
+	_cleanup_free_ char *device_src_copy = xstrdup(device_src);
+	host_facts_free(&hf);
+	meminfo_field("MemFree", &free_now, NULL);
+	bool one = so.one_override || (!so.together_override && strcmp(fleet.bringup, "together") != 0);
+	struct bringup_role roles[ROLE__COUNT];
+	size_t n = 0;
+	json_auto_t *plan = json_array();
+	for (size_t i = 0; i < fleet.n_order; i++) {
+		enum role_id r = fleet.order[i];
+		roles[n].role = r;
+		roles[n].budget = (uint64_t)(fleet.roles[r].util * device);
+		json_array_append_new(plan, json_pack("{s:s, s:f, s:I, s:I, s:i}", "role", role_name(r),
+						      "gpu_mem_util", fleet.roles[r].util, "budget_bytes",
+						      (json_int_t)roles[n].budget, "gate_bytes",
+						      (json_int_t)(roles[n].budget + so.margin_gib * GiB),
+						      "port", fleet.roles[r].port));
+		n++;
+	}
+	if (!so.apply) {
+		json_auto_t *res = json_pack("{s:s, s:s, s:s, s:I, s:s, s:I, s:O, s:b}", "profile",
+					     fleet.profile, "dir", fleet.dir, "mode",
+					     one ? "one-at-a-time" : "together", "device_bytes",
+					     (json_int_t)device, "device_source", device_src_copy,
+					     "free_bytes", (json_int_t)free_now, "roles", plan, "applied", 0);
+		fleet_free(&fleet);
+		if (ctx->json) {
+			out_json(res);
+			return 0;
+		}
+		printf("bring-up plan for profile %s in %s\n", jstr(res, "profile"), jstr(res, "dir"));
+		printf("mode: %s%s\n", one ? "one memory-profiling window at a time" : "together",
+		       one ? " (the next role starts when the previous has allocated its KV cache)" : "");
+		printf("device memory %.1f GiB (%s); free now %.1f GiB (MemFree, as vLLM reads it)\n",
+		       device / GiB, device_src_copy, free_now / GiB);
+		size_t i;
+		json_t *x;
+		json_array_foreach(plan, i, x)
+			printf("  %zu. %-9s port %-5d budget %5.1f GiB (util %.2f)  gate: free >= %.1f GiB\n",
+			       i + 1, jstr(x, "role"), (int)json_integer_value(json_object_get(x, "port")),
+			       json_integer_value(json_object_get(x, "budget_bytes")) / GiB,
+			       json_real_value(json_object_get(x, "gpu_mem_util")),
+			       json_integer_value(json_object_get(x, "gate_bytes")) / GiB);
+		printf("then every role must answer /health within %d s\n", so.ready_wait);
+		printf("dry run: nothing started; run `lobes serve --apply` to bring the fleet up\n");
+		return 0;
+	}
+	struct serve s = { .ctx = ctx, .fleet = &fleet };
+	if (compose_open(&s.compose, fleet.dir, &e) < 0 || engine_open(&s.engine, &e) < 0 ||
+	    engine_ping(&s.engine, &e) < 0) {
+		compose_free(&s.compose);
+		engine_close(&s.engine);
+		fleet_free(&fleet);
+		return cmd_fail(ctx, e);
+	}
+	struct bringup_ops ops = { &s, op_start, op_observe, op_free, op_drop, op_event, mono_ms, sleep_ms };
+	struct bringup_opts bo = { .one_at_a_time = one, .margin = (uint64_t)(so.margin_gib * GiB),
+				   .mem_wait_ms = so.mem_wait * 1000, .window_wait_ms = so.window_wait * 1000,
+				   .ready_wait_ms = so.ready_wait * 1000, .poll_ms = so.poll_ms,
+				   .drop_caches = so.drop };
+	if (so.drop && geteuid() != 0) {
+		fprintf(stderr, "lobes serve: warning: --drop-caches needs root; not dropping\n");
+		bo.drop_caches = false;
+	}
+	struct bringup_result br;
+	int rc = bringup_run(roles, n, &ops, &bo, &br, &e);
+	json_auto_t *res = json_pack("{s:s, s:s, s:b, s:I, s:[]}", "profile", fleet.profile, "mode",
+				     one ? "one-at-a-time" : "together", "ok", rc == 0 && br.ok,
+				     "total_ms", (json_int_t)br.total_ms, "roles");
+	json_t *rl = json_object_get(res, "roles");
+	for (size_t i = 0; i < br.n; i++) {
+		const struct bringup_role_result *x = &br.roles[i];
+		json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:s?}", "role", role_name(x->role),
+				      "outcome", role_outcome_name(x->outcome), "start_ms",
+				      (json_int_t)x->start_ms, "window_ms", (json_int_t)x->window_ms,
+				      "ready_ms", (json_int_t)x->ready_ms, "reason", x->reason);
+		if (x->log_tail) {
+			json_object_set_new(o, "log_tail", json_string(last_lines(x->log_tail, 12)));
+			json_t *cause = log_cause(x->log_tail);
+			if (cause)
+				json_object_set_new(o, "cause", cause);
+		}
+		json_array_append_new(rl, o);
+	}
+	bringup_result_free(&br);
+	compose_free(&s.compose);
+	engine_close(&s.engine);
+	fleet_free(&fleet);
+	if (rc < 0)
+		return cmd_fail(ctx, e);
+	bool ok = json_is_true(json_object_get(res, "ok"));
+	if (ctx->json) {
+		out_json(res);
+		return ok ? 0 : 1;
+	}
+	size_t i;
+	json_t *x;
+	json_array_foreach(rl, i, x) {
+		if (!*jstr(x, "reason"))
+			continue;
+		printf("\n%s%s%s: %s\n", c_bold(ctx), jstr(x, "role"), c_reset(ctx), jstr(x, "reason"));
+		const json_t *cause = json_object_get(x, "cause");
+		if (cause) {
+			printf("  cause (%s): %s\n", jstr(cause, "signature"), jstr(cause, "cause"));
+			if (*jstr(cause, "remedy"))
+				printf("  fix: %s\n", jstr(cause, "remedy"));
+			if (*jstr(cause, "trait"))
+				printf("  trait: %s\n", jstr(cause, "trait"));
+		}
+		if (*jstr(x, "log_tail"))
+			printf("  last log lines:\n%s\n", jstr(x, "log_tail"));
+	}
+	if (ok)
+		printf("all %zu roles ready in %.1f s\n", json_array_size(rl),
+		       json_integer_value(json_object_get(res, "total_ms")) / 1000.0);
+	else
+		printf("bring-up stopped; roles already up are left running (`lobes status`, `lobes stop`)\n");
+	return ok ? 0 : 1;
+}

@@ -1,0 +1,163 @@
+/*
+ * stop.c — `lobes stop [--apply]`: compose down, then wait (bounded) until
+ * the memory the fleet held is free again. On unified boxes the page cache
+ * of the weights stays "used" after teardown (FACTS.md trait 5), so
+ * --drop-caches drops it (root). Dry-run says what would stop and how much
+ * memory should come back.
+ */
+#include <getopt.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../lib/facts/facts.h"
+#include "../lib/runtime/compose_cli.h"
+#include "../lib/runtime/engine_api.h"
+#include "../lib/runtime/fleet.h"
+#include "../lib/runtime/memory.h"
+#include "../lib/util/cleanup.h"
+#include "cmd.h"
+
+#define GiB 1073741824.0
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+CMD(stop)
+{
+	bool apply = false, drop = false;
+	int wait_s = 120;
+	static const struct option opts[] = { { "apply", no_argument, NULL, 'a' },
+					      { "drop-caches", no_argument, NULL, 'd' },
+					      { "wait", required_argument, NULL, 'w' },
+					      { NULL, 0, NULL, 0 } };
+	int c;
+	char *end;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'a': apply = true; break;
+		case 'd': drop = true; break;
+		case 'w':
+			wait_s = (int)strtol(optarg, &end, 10);
+			if (*end || wait_s < 0)
+				return cmd_usage_error(ctx, "--wait '%s' is not a number of seconds", optarg);
+			break;
+		default: return cmd_usage_error(ctx, "unknown option");
+		}
+	}
+	if (optind < argc)
+		return cmd_usage_error(ctx, "unexpected argument '%s'", argv[optind]);
+	struct err *e = NULL;
+	struct fleet fleet;
+	if (fleet_load(&fleet, ctx->dir, &e) < 0)
+		return cmd_fail(ctx, e);
+	struct engine eng;
+	struct engine_container_list l = { 0 };
+	if (engine_open(&eng, &e) < 0 || engine_list_project(&eng, fleet.project, &l, &e) < 0) {
+		engine_close(&eng);
+		fleet_free(&fleet);
+		return cmd_fail(ctx, e);
+	}
+	engine_close(&eng);
+	/* Memory expected back: the budgets of the running roles. */
+	uint64_t device = 0, free0 = 0, held = 0;
+	meminfo_field("MemTotal", &device, NULL);
+	struct host_facts hf = { 0 };
+	struct facts_opts fo;
+	facts_opts_from_env(&fo);
+	double gib;
+	if (host_facts_gather(&hf, &fo, NULL) == 0 && host_facts_mem_gib(&hf, &gib))
+		device = (uint64_t)(gib * GiB);
+	host_facts_free(&hf);
+	json_auto_t *res = json_pack("{s:s, s:[], s:b}", "dir", fleet.dir, "containers", "applied", apply);
+	json_t *cl = json_object_get(res, "containers");
+	for (size_t i = 0; i < l.n; i++) {
+		int r = role_from_name(l.c[i].service);
+		bool running = strcmp(l.c[i].state, "running") == 0 || strcmp(l.c[i].state, "restarting") == 0;
+		if (running && r >= 0 && fleet.roles[r].feasible)
+			held += (uint64_t)(fleet.roles[r].util * device);
+		json_array_append_new(cl, json_pack("{s:s, s:s}", "name", l.c[i].name, "state", l.c[i].state));
+	}
+	engine_container_list_free(&l);
+	meminfo_field("MemFree", &free0, NULL);
+	uint64_t target = free0 + held * 9 / 10;
+	if (target > device)
+		target = device;
+	json_object_set_new(res, "free_before_bytes", json_integer((json_int_t)free0));
+	json_object_set_new(res, "expected_back_bytes", json_integer((json_int_t)held));
+	if (!apply) {
+		fleet_free(&fleet);
+		if (ctx->json) {
+			out_json(res);
+			return 0;
+		}
+		printf("would stop %zu container%s of project %s in %s\n", json_array_size(cl),
+		       json_array_size(cl) == 1 ? "" : "s", jstr(res, "dir"), jstr(res, "dir"));
+		size_t i;
+		json_t *x;
+		json_array_foreach(cl, i, x)
+			printf("  %s (%s)\n", jstr(x, "name"), jstr(x, "state"));
+		printf("then wait up to %d s for %.1f GiB to come back (free now %.1f GiB)\n", wait_s,
+		       held / GiB, free0 / GiB);
+		printf("dry run: nothing stopped; run `lobes stop --apply`\n");
+		return 0;
+	}
+	struct compose comp;
+	struct proc_result pr;
+	if (compose_open(&comp, fleet.dir, &e) < 0 || compose_down(&comp, &pr, &e) < 0) {
+		compose_free(&comp);
+		fleet_free(&fleet);
+		return cmd_fail(ctx, e);
+	}
+	int down_rc = compose_result_check("down", &pr, &e);
+	proc_result_free(&pr);
+	compose_free(&comp);
+	fleet_free(&fleet);
+	if (down_rc < 0)
+		return cmd_fail(ctx, e);
+	if (drop && geteuid() != 0) {
+		fprintf(stderr, "lobes stop: warning: --drop-caches needs root; not dropping\n");
+		drop = false;
+	}
+	bool dropped = false;
+	uint64_t f = 0;
+	long long deadline = now_ms() + (long long)wait_s * 1000;
+	for (;;) {
+		if (meminfo_field("MemFree", &f, &e) < 0)
+			return cmd_fail(ctx, e);
+		if (f >= target)
+			break;
+		if (drop && !dropped) {
+			if (drop_caches(&e) < 0)
+				return cmd_fail(ctx, e);
+			dropped = true;
+			continue;
+		}
+		if (now_ms() >= deadline)
+			break;
+		struct timespec ts = { 0, 250 * 1000000 };
+		nanosleep(&ts, NULL);
+	}
+	bool back = f >= target;
+	json_object_set_new(res, "free_after_bytes", json_integer((json_int_t)f));
+	json_object_set_new(res, "memory_back", json_boolean(back));
+	json_object_set_new(res, "dropped_caches", json_boolean(dropped));
+	if (ctx->json) {
+		out_json(res);
+		return back ? 0 : 1;
+	}
+	printf("stopped %zu container%s\n", json_array_size(cl), json_array_size(cl) == 1 ? "" : "s");
+	if (dropped)
+		printf("dropped the page cache\n");
+	if (back)
+		printf("memory is back: %.1f GiB free (was %.1f GiB)\n", f / GiB, free0 / GiB);
+	else
+		printf("memory did not come back within %d s: %.1f GiB free, expected >= %.1f GiB%s\n",
+		       wait_s, f / GiB, target / GiB,
+		       dropped ? "" : "; on unified memory the page cache keeps it: try --drop-caches (root)");
+	return back ? 0 : 1;
+}

@@ -1,0 +1,72 @@
+/*
+ * doctor.h — read-only checks of a deploy dir before a boot (`lobes doctor`).
+ *
+ * Every check compares what is deployed (the deploy dir's compose files with
+ * their ${VAR:-default} references resolved from its .env: the values the
+ * containers would really get) against what is true of this box (detected
+ * card, checkpoint facts, the shipped traits) and against what `lobes init`
+ * would write now. Nothing is written, except the --image-probe cache
+ * (<deploy-dir>/cache/vllm-env/<digest>.txt), and nothing is pulled.
+ *
+ * The result is a flat list of findings, each {id, severity, message,
+ * remedy}; one check id may give several findings (one per role, per env
+ * name, per trait). The library never prints: the command renders the list.
+ *
+ * Check ids: profile, deploy-dir, env-registry, fp8-kv, traits, memory,
+ * docker, compose, gpu-runtime.
+ */
+#ifndef LOBES_DOCTOR_H
+#define LOBES_DOCTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <jansson.h>
+
+#include "../util/err.h"
+
+enum check_sev { SEV_OK, SEV_INFO, SEV_WARNING, SEV_ERROR };
+const char *check_sev_name(enum check_sev s); /* "ok" "info" "warning" "error" */
+
+struct check {
+	char *id;       /* "fp8-kv" */
+	enum check_sev sev;
+	char *message;  /* one line */
+	char *remedy;   /* NULL when nothing is to be done */
+	char *detail;   /* NULL or multi-line text: a diff, evidence */
+	char *role;     /* NULL or the role the finding is about */
+	char *trait;    /* NULL or the trait that backs it */
+	char *name;     /* NULL or the env name it is about (env-registry) */
+};
+
+struct doctor_report {
+	struct check *c;
+	size_t n;
+	char *dir;
+};
+
+struct doctor_opts {
+	const char *dir;       /* deploy dir */
+	const char *profile;   /* NULL: the deploy dir's LOBES_PROFILE, else by detection */
+	bool image_probe;      /* ask the image for its env registry (cached by digest) */
+	const char *docker;    /* docker CLI; NULL: $LOBES_DOCKER, else "docker" */
+	const char *compose_v1; /* v1 CLI; NULL: $LOBES_DOCKER_COMPOSE, else "docker-compose" */
+	int probe_timeout_ms;  /* bound on the image probe; 0: 120000 */
+};
+
+/* Run every check. Returns 0 with the findings in r (free with
+ * doctor_report_free, also on failure), whatever they say. Returns -1
+ * (EXIT_CONFIG) only when the deploy dir exists but cannot be read at all
+ * (not a directory, no permission); a missing deploy dir is a finding. */
+int doctor_run(struct doctor_report *r, const struct doctor_opts *o, struct err **err);
+void doctor_report_free(struct doctor_report *r);
+
+/* The worst severity of all findings (SEV_OK for none). */
+enum check_sev doctor_worst(const struct doctor_report *r);
+/* {"dir", "healthy", "summary": {ok, info, warning, error}, "checks": [...]}. */
+json_t *doctor_report_json(const struct doctor_report *r);
+
+/* Parse a registry list: one name a line, '#' comments and blank lines
+ * skipped. Returns a NULL-terminated strv (caller frees with strv_free). */
+char **vllm_env_list_parse(const char *text);
+
+#endif
