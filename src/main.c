@@ -86,6 +86,32 @@ static const struct command commands[] = {
 	  "  --timeout S   with --follow, stop after S seconds (default: no limit)\n"
 	  "Exit 1 when a fatal signature matched, 0 otherwise, 3 when an input cannot be\n"
 	  "read or a signature file is bad.\n" },
+	{ "doctor", cmd_doctor, "lobes doctor [--profile P] [--image-probe] [--json]",
+	  "check the deploy dir against this box before a boot (read-only)",
+	  "One line per finding (ok, info, warning, error), then what to do. Checks:\n"
+	  "  profile       the profile in use and why; a warning when it is not\n"
+	  "                validated for the detected card\n"
+	  "  deploy-dir    .env and the compose files parse; drift from what\n"
+	  "                `lobes init` would write now (a diff); your kept overrides\n"
+	  "  env-registry  every VLLM_* name in the compose services' environment and\n"
+	  "                in .env against the pinned vLLM's env registry (a recorded\n"
+	  "                list in data/vllm-env/): dead names are errors with their\n"
+	  "                replacement, unregistered ones warnings\n"
+	  "  fp8-kv        fp8 KV cache + a checkpoint without KV scales on the\n"
+	  "                TRITON_ATTN path: the predicted `assert layer.k_scale > 0.0`\n"
+	  "  traits        every shipped trait that holds on this box and that the\n"
+	  "                deployed values do not follow\n"
+	  "  memory        the roles' gpu_memory_utilization sum against the card's memory\n"
+	  "  docker, compose, gpu-runtime   engine reachable, compose v2 or v1, nvidia runtime\n"
+	  "The deployed values are the compose files' vLLM flags with .env substituted.\n"
+	  "  --profile P     compare with profile P instead of the deploy dir's LOBES_PROFILE\n"
+	  "  --image-probe   ask the image (LOBES_IMAGE) for its own env registry with\n"
+	  "                  `docker run --rm --pull never --entrypoint python3`; cached\n"
+	  "                  by digest in DIR/cache/vllm-env/; never pulls\n"
+	  "environment: LOBES_DOCKER (docker CLI), LOBES_DOCKER_COMPOSE (v1 CLI),\n"
+	  "HF_HUB_CACHE/HF_HOME (checkpoints), and those of `lobes detect`.\n"
+	  "Exit 1 when a check found an error, 0 otherwise, 3 when the deploy dir\n"
+	  "cannot be read at all.\n" },
 	{ "status", cmd_status, "lobes status [--json]",
 	  "show each role's container state, health, port, model and uptime",
 	  "Read-only, no detection. Reads the deploy dir's .env (profile, roles,\n"

@@ -8,13 +8,13 @@
 # the medians to OUT. The temporary log is deleted afterwards.
 #
 # usage: tools/bench-triage.sh LOBES_BIN OUT.md
-# env: BENCH_MB (size, default 1100), RUNS (default 3), TMPDIR,
+# env: BENCH_MB (size, default 1100), RUNS (default 5), TMPDIR,
 #      BENCH_KEEP=PATH (copy the log and patterns there instead, for profiling)
 set -eu
 LOBES=$1
 OUT=$2
 MB=${BENCH_MB:-1100}
-RUNS=${RUNS:-3}
+RUNS=${RUNS:-5}
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/lobes-bench.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
@@ -104,7 +104,7 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')
 {
 	echo "# lobes triage vs grep"
 	echo
-	echo "Made by \`make bench-triage\` (tools/bench-triage.sh) on $(date -u +%Y-%m-%d)."
+	echo "Made by \`make bench-triage\` (tools/bench-triage.sh; BENCH_MB=$MB RUNS=$RUNS) on $(date -u +%Y-%m-%d)."
 	echo "Input: a synthetic vLLM log of $((bytes / 1000000)) MB ($(wc -l < "$WORK/bench.log") lines):"
 	echo "realistic INFO/WARNING lines with about one signature hit in 20000 lines"
 	echo "($lobes_lines matching lines by lobes, $grep_lines by grep). Patterns: the $n_sigs shipped"

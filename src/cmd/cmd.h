@@ -64,5 +64,6 @@ CMD(stop);
 CMD(triage);
 CMD(status);
 CMD(probe);
+CMD(doctor);
 
 #endif

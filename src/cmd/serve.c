@@ -350,7 +350,10 @@ CMD(serve)
 		return cmd_fail(ctx, e);
 	bool ok = json_is_true(json_object_get(res, "ok"));
 	if (ctx->json) {
-		out_json(res);
+		/* one line, after the event lines: the last line is the result */
+		json_object_set_new(res, "event", json_string("result"));
+		json_dumpf(res, stdout, JSON_COMPACT);
+		fputc('\n', stdout);
 		return ok ? 0 : 1;
 	}
 	size_t i;

@@ -289,6 +289,10 @@ static int run_source(const struct source *src, const struct opts *o, const stru
 			triage_feed(t, buf, (size_t)n);
 			if (o->follow && should_stop(t, set, stopped))
 				break;
+			if (o->follow && deadline && now_s() >= deadline) {
+				*stopped = "timeout";
+				break;
+			}
 			continue;
 		}
 		/* end of input for now */

@@ -221,7 +221,8 @@ static bool in_list(const char *v, const char *const list[])
 	return false;
 }
 
-static void choices_error(const char *flag, const char *v, const char *const list[])
+static void __attribute__((noreturn)) choices_error(const char *flag, const char *v,
+						    const char *const list[])
 {
 	char buf[1024];
 	size_t used = 0;
@@ -294,7 +295,7 @@ static void attention_config(struct opts *o, const char *v)
 	b = json_string_value(json_object_get(j, "backend"));
 	if (b) {
 		if (!in_list(b, backends))
-			choices_error("--attention-config.backend", b, backends);  /* exits */
+			choices_error("--attention-config.backend", b, backends);
 		for (size_t i = 0; backends[i]; i++)
 			if (!strcmp(b, backends[i]))
 				o->backend = backends[i];

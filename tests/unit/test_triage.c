@@ -449,12 +449,13 @@ static void test_anchor_walk(void **state)
 		"  - id: alt\n    regex: 'alpha beta|gamma delta'\n    severity: info\n    cause: c\n    remedy: r\n"
 		"  - id: short\n    regex: '^[0-9]+ ab$'\n    severity: warning\n    cause: c\n    remedy: r\n"
 		"  - id: tiny\n    literal: 'qz'\n    severity: info\n    cause: c\n    remedy: r\n"
-		"  - id: quant\n    regex: 'x{0,3}yyyy z{2}ww'\n    severity: info\n    cause: c\n    remedy: r\n";
+		"  - id: quant\n    regex: 'x{0,3}yyyy z{2}ww'\n    severity: info\n    cause: c\n    remedy: r\n"
+		"  - id: hex\n    regex: '\\x41BCDEF'\n    severity: info\n    cause: c\n    remedy: r\n";
 	struct sigset set = { 0 };
 	struct err *e = NULL;
 	assert_int_equal(sigset_add_yaml(&set, "t.yaml", yaml, strlen(yaml), true, &e), 0);
 	struct triage *t = triage_new(&set, TRIAGE_KEEP_ALL);
-	assert_int_equal(triage_unanchored(t), 3); /* fold, short, tiny */
+	assert_int_equal(triage_unanchored(t), 4); /* fold, short, tiny, hex */
 	triage_free(t);
 	t = run(&set, "my color schemesss broken\n"
 		      "SHOUTING LOUDLY\n"
@@ -463,9 +464,10 @@ static void test_anchor_walk(void **state)
 		      "no 12 ab\n"
 		      "aqzb\n"
 		      "yyyy zzww\n"
-		      "colour schemes broken alpha beta\n", 0);
+		      "colour schemes broken alpha beta\n"
+		      "ABCDEF\n", 0);
 	_cleanup_free_ char *got = summary(t);
-	assert_string_equal(got, "opt@1 fold@2 alt@3 short@4 tiny@6 quant@7 opt@8 alt@8");
+	assert_string_equal(got, "opt@1 fold@2 alt@3 short@4 tiny@6 quant@7 opt@8 alt@8 hex@9");
 	triage_free(t);
 	sigset_free(&set);
 }

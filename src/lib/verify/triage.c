@@ -4,7 +4,8 @@
  * Anchors: a literal signature is its own anchor; a regex contributes, per
  * top-level alternative, its longest run of bytes every match must contain
  * (a conservative walk of the pattern: groups, classes, escapes like \d and
- * optional atoms end a run; inline (?i)/(?x) options give no anchor). A
+ * optional atoms end a run; inline (?i)/(?x) options and escapes with
+ * arguments such as \x41 give no anchor). A
  * signature with an alternative shorter than WM_MIN bytes is unanchored and
  * found by a full scan (its regex tried on every line, memmem over the
  * buffer for a short literal).
@@ -156,7 +157,10 @@ static long alt_anchor(const char *re, size_t a, size_t b, char *out, size_t out
 			if (k + 1 >= b)
 				return -1;
 			char d = re[k + 1];
-			if (d == 'Q' || d == 'E')
+			/* a one-letter class or assertion ends a run; an escape
+			 * with an argument (\x41, \p{L}, \1, \k<n>, \Q...) is
+			 * not followed: no anchor */
+			if (is_alnum(d) && !strchr("dDsSwWbBhHvVRAzZGXKntrfea", d))
 				return -1;
 			if (!is_alnum(d))
 				lit = (unsigned char)d;
