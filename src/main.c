@@ -73,6 +73,17 @@ static const struct command commands[] = {
 	  "  --drop-caches   drop the page cache once if memory is short (root; unified\n"
 	  "                  boxes keep weights in the page cache after teardown)\n"
 	  "  --wait S        how long to wait for memory (default 120)\n" },
+	{ "verify", cmd_verify, "lobes verify [--role R] [--no-probe] [--timeout S] QUESTION | --list",
+	  "answer a recorded question against the running fleet and write an evidence record",
+	  "Read-only: looks at the running role (effective args and env, boot log\n"
+	  "signatures, image, vLLM version, checkpoint facts, its probe), routes the\n"
+	  "observations through the question's recorded outcomes, and writes\n"
+	  "DIR/evidence/DATE-QUESTION-CARD.txt and .json. Exit 0 decided, 1 undecided,\n"
+	  "4 could not verify (no container, docker unreachable).\n"
+	  "  --list         the questions there are\n"
+	  "  --role R       look at role R instead of the question's\n"
+	  "  --no-probe     skip the role's probe\n"
+	  "  --timeout S    probe timeout (default 60)\n" },
 	{ "triage", cmd_triage, "lobes triage [--follow [--timeout S]] [--all] [--json] [FILE...]",
 	  "name the known causes in vLLM boot logs (exit 1 on a fatal one)",
 	  "Matches each line of the logs (FILE, or stdin for '-' or no FILE) against\n"
@@ -108,8 +119,8 @@ static const struct command commands[] = {
 	  "  --image-probe   ask the image (LOBES_IMAGE) for its own env registry with\n"
 	  "                  `docker run --rm --pull never --entrypoint python3`; cached\n"
 	  "                  by digest in DIR/cache/vllm-env/; never pulls\n"
-	  "environment: LOBES_DOCKER (docker CLI), LOBES_DOCKER_COMPOSE (v1 CLI),\n"
-	  "HF_HUB_CACHE/HF_HOME (checkpoints), and those of `lobes detect`.\n"
+	  "environment: LOBES_DOCKER (docker CLI, default docker), LOBES_COMPOSE (the\n"
+	  "compose command), HF_HUB_CACHE/HF_HOME (checkpoints), those of `lobes detect`.\n"
 	  "Exit 1 when a check found an error, 0 otherwise, 3 when the deploy dir\n"
 	  "cannot be read at all.\n" },
 	{ "status", cmd_status, "lobes status [--json]",
@@ -120,7 +131,8 @@ static const struct command commands[] = {
 	  "project (COMPOSE_PROJECT_NAME): per role the state, health check status,\n"
 	  "port, model, uptime and restart count. An infeasible role shows\n"
 	  "'not deployed (infeasible)'; a feasible role without a container shows\n"
-	  "'not running'.\n"
+	  "'not running'. A running role whose health check has not run yet (or that\n"
+	  "has none) is asked GET http://127.0.0.1:PORT/health directly (2 s bound).\n"
 	  "Exit 0 when every feasible role is running and healthy, 1 when some is not,\n"
 	  "3 when the deploy dir has no .env (run `lobes init --apply`), 4 when the\n"
 	  "Docker Engine cannot be reached.\n" },

@@ -61,6 +61,7 @@ CMD(render);
 CMD(init);
 CMD(serve);
 CMD(stop);
+CMD(verify);
 CMD(triage);
 CMD(status);
 CMD(probe);

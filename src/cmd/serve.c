@@ -159,7 +159,7 @@ static void op_event(void *ud, const struct bringup_event *ev)
 /* The cause triage names in a log, as a JSON object, or NULL. */
 static json_t *log_cause(const char *log)
 {
-	struct sigset set;
+	struct sigset set = { 0 };
 	if (!log || sigset_load(&set, NULL, NULL) < 0)
 		return NULL;
 	json_t *out = NULL;

@@ -8,6 +8,12 @@
  * the compose project label and matched to roles by their lobes.role label
  * (the compose service name when the label is missing).
  *
+ * Docker's health is the rendered healthcheck's last verdict; until its first
+ * run (the render checks every 15 s) the engine says "starting". For a
+ * running role that is "starting" or has no healthcheck, status asks the
+ * same question itself — GET http://127.0.0.1:PORT/health, bounded — so a
+ * role `serve` just proved ready is not reported as failing.
+ *
  * Exit: 0 every feasible role running and healthy; 1 some is not; 3 no
  * .env in the deploy dir; 4 the engine cannot be reached (the roles are
  * then printed with state "unknown").
@@ -20,9 +26,12 @@
 
 #include "../lib/render/deploy.h"
 #include "../lib/runtime/engine_api.h"
+#include "../lib/runtime/fleet.h"
 #include "../lib/util/cleanup.h"
 #include "../lib/util/fs.h"
 #include "cmd.h"
+
+#define HEALTH_TIMEOUT_MS 2000
 
 /* "45s", "12m03s", "2h03m", "3d04h". */
 static void fmt_uptime(long long s, char *out, size_t n)
@@ -105,7 +114,14 @@ static json_t *role_status(const char *role, const struct env_file *env,
 		json_object_set_new(o, "exit_code", json_integer(c->exit_code));
 	if (*c->profile)
 		json_object_set_new(o, "container_profile", json_string(c->profile));
-	_cleanup_free_ char *problem = NULL;
+	/* docker has no verdict yet: ask /health directly */
+	int http = -1;
+	bool no_verdict = strcmp(c->health, "starting") == 0 || strcmp(c->health, "none") == 0;
+	if (running && no_verdict && json_is_integer(json_object_get(o, "port"))) {
+		http = http_health((int)json_integer_value(json_object_get(o, "port")), HEALTH_TIMEOUT_MS);
+		json_object_set_new(o, "http_health", json_integer(http));
+	}
+	_cleanup_free_ char *problem = NULL, *note = NULL;
 	if (!feasible)
 		problem = xstrdup("infeasible in this profile, yet a container exists");
 	else if (!running && *c->finished_at)
@@ -115,13 +131,20 @@ static json_t *role_status(const char *role, const struct env_file *env,
 		problem = xstrdup(c->state);
 	else if (strcmp(c->health, "unhealthy") == 0)
 		problem = xstrdup("unhealthy");
-	else if (strcmp(c->health, "starting") == 0)
-		problem = xstrdup("starting (health check not passed yet)");
+	else if (no_verdict && http != 200)
+		problem = xasprintf("%s; /health %s", strcmp(c->health, "none") == 0
+				    ? "no healthcheck" : "health check not passed yet",
+				    http > 0 ? "answers an error" : "does not answer");
+	else if (no_verdict)
+		note = xasprintf("%s; /health answers 200", strcmp(c->health, "none") == 0
+				 ? "no healthcheck" : "docker's health check has not run yet");
 	/* an infeasible role's leftover container is reported, not failed:
 	 * the plan asks nothing of it */
 	json_object_set_new(o, "ok", json_boolean(!feasible || !problem));
-	if (problem)
-		json_object_set_new(o, feasible ? "problem" : "note", json_string(problem));
+	if (problem && feasible)
+		json_object_set_new(o, "problem", json_string(problem));
+	else if (problem || note)
+		json_object_set_new(o, "note", json_string(problem ? problem : note));
 	return o;
 }
 

@@ -15,7 +15,7 @@ export LOBES_NVML_LIB=$TMP/absent/libnvidia-ml.so.1
 export HF_HUB_CACHE=$CK/noscales/hub
 export PATH="$FAKE/bin:$PATH" FAKE_DOCKER_NVIDIA=1 FAKE_ENV_LIST=$FAKE/image-env.txt
 export FAKE_DOCKER_LOG=$TMP/docker.log
-unset LOBES_SYSROOT HF_HOME LOBES_DIR LOBES_DOCKER LOBES_DOCKER_COMPOSE
+unset LOBES_SYSROOT HF_HOME LOBES_DIR LOBES_DOCKER LOBES_COMPOSE
 unset FAKE_DOCKER_DOWN FAKE_COMPOSE_V2 FAKE_COMPOSE_V1 FAKE_IMAGE_ABSENT FAKE_RUN_FAIL
 command -v python3 >/dev/null || skip_all "python3 is needed to read --json"
 
@@ -189,6 +189,8 @@ like "$(get gpu-runtime '' '' message)" "runtimes: io.containerd.runc.v2, runc" 
 FAKE_COMPOSE_V2=none on thor --json --dir "$THOR_ON_THOR" doctor
 is "$(sev compose)" ok "compose v1 when v2 is absent"
 like "$(get compose '' '' message)" "compose v1 \('docker-compose'\) 1.29.2" "… named v1"
+LOBES_COMPOSE="docker-compose --verbose" on thor --json --dir "$THOR_ON_THOR" doctor
+like "$(get compose '' '' message)" "compose from LOBES_COMPOSE \('docker-compose --verbose'\)" "LOBES_COMPOSE names the compose command, as for serve"
 FAKE_COMPOSE_V2=none FAKE_COMPOSE_V1=none on thor --json --dir "$THOR_ON_THOR" doctor
 is "$(sev compose)" error "no compose at all: error"
 

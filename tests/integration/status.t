@@ -78,13 +78,14 @@ run "$TOOL" compose "$D" up -d --no-deps senses embedder reranker
 is "$rc" 0 "the compose wrapper brings the three roles up"
 [ "$rc" = 0 ] || printf '%s\n' "$errout" | sed 's/^/# /'
 
-# Bounded wait for every role to be running and healthy (health checks run
-# every second; the stand-ins boot in well under that).
+# Bounded wait until docker's own health check has passed for every role
+# (it runs every second here; the stand-ins boot in well under that).
 for i in $(seq 60); do
-	run "$LOBES" --dir "$D" status
-	[ "$rc" = 0 ] && break
+	run "$LOBES" --dir "$D" --json status
+	[ "$(jq -r '[.roles[] | select(.feasible) | .health] | all(. == "healthy")' <<<"$out")" = true ] && break
 	sleep 0.5
 done
+run "$LOBES" --dir "$D" status
 is "$rc" 0 "status exits 0 once every feasible role is running and healthy"
 [ "$rc" = 0 ] || printf '%s\n' "$out" | sed 's/^/# /'
 like "$out" "senses +running +healthy +$PS " "senses: running, healthy, on its port"

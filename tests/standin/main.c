@@ -8,7 +8,8 @@
  *
  *   bind port → free-memory gate → load weights (the files are read, so the
  *   page cache grows) → profile memory → allocate and touch the KV cache →
- *   warm up → listen ("Application startup complete.")
+ *   warm up ("init engine ... took": the memory window closes) → API server
+ *   start (STANDIN_API_MS) → listen ("Application startup complete.")
  *
  * Memory is judged the way vLLM judges it on a unified-memory box: the
  * device is STANDIN_DEVICE_BYTES (default MemTotal) and free memory is
@@ -207,9 +208,16 @@ static void help(void)
 	       "  STANDIN_MEM_SCALE     fraction of the budget really allocated (default 1)\n"
 	       "  STANDIN_WEIGHT_BYTES  declared weight size (default: the files' size)\n"
 	       "  STANDIN_LOAD_MS, STANDIN_PROFILE_MS, STANDIN_WARMUP_MS  phase durations\n"
+	       "                        (ms; the load lasts at least LOAD_MS, longer if reading\n"
+	       "                        the weight files takes longer)\n"
+	       "  STANDIN_API_MS        ms between \"init engine ... took\" (memory window\n"
+	       "                        closed) and listening, modelling the API server's\n"
+	       "                        start (default 0)\n"
 	       "  STANDIN_FP8_ASSERT=0  boot thor's fp8 scale-less config (the later observation)\n"
 	       "  STANDIN_EMBED_DIM     embedding width (default: config hidden_size)\n"
 	       "  STANDIN_VERSION       version to report\n"
+	       "  STANDIN_ATTENTION_ENV=honoured  act as an older image that still honours\n"
+	       "                        VLLM_ATTENTION_BACKEND (with its deprecation warning)\n"
 	       "Hugging Face cache: $HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub.\n");
 }
 
@@ -821,6 +829,14 @@ static void read_weights(const struct ckpt *c)
 
 /* ---- boot ------------------------------------------------------------- */
 
+/* STANDIN_ATTENTION_ENV=honoured pretends to be an image whose registry still
+ * has VLLM_ATTENTION_BACKEND (the seed's "env live" route). */
+static bool attention_env_honoured(void)
+{
+	const char *v = getenv("STANDIN_ATTENTION_ENV");
+	return v && !strcmp(v, "honoured");
+}
+
 static void lint_environment(bool fail)
 {
 	for (char **e = environ; *e; e++) {
@@ -833,6 +849,15 @@ static void lint_environment(bool fail)
 		name[len] = '\0';
 		if (in_list(name, env_registry))
 			continue;
+		if (!strcmp(name, "VLLM_ATTENTION_BACKEND") && attention_env_honoured()) {
+			/* an older image (around v0.13): honoured, with a deprecation warning */
+			vlog(LV_WARNING, "envs.py:1710",
+			     "Using VLLM_ATTENTION_BACKEND environment variable is deprecated and will be "
+			     "removed in v0.14.0 or v1.0.0, whichever is soonest. Please use "
+			     "--attention-config.backend command line argument or "
+			     "AttentionConfig(backend=...) config field instead.");
+			continue;
+		}
 		if (fail) {
 			raw(true, "ValueError: Unknown vLLM environment variable detected: %s", name);
 			exit(1);
@@ -1024,6 +1049,9 @@ int main(int argc, char **argv)
 
 	S.task = resolve_task(&o, &c);
 	backend = o.backend ? o.backend : "FLASH_ATTN";
+	if (!o.backend && attention_env_honoured() && getenv("VLLM_ATTENTION_BACKEND") &&
+	    in_list(getenv("VLLM_ATTENTION_BACKEND"), backends))
+		backend = getenv("VLLM_ATTENTION_BACKEND");
 	if (c.gemma4 && c.head_dim > 0 && c.global_head_dim > 0 && c.head_dim != c.global_head_dim) {
 		vlog(LV_WARNING, "gemma4.py:118",
 		     "Gemma4 model has heterogeneous head dimensions (head_dim=%ld, "
@@ -1185,6 +1213,10 @@ int main(int argc, char **argv)
 	}
 	vlog(LV_INFO, "core.py:218", "init engine (profile, create kv cache, warmup model) took %.2f seconds",
 	     now_s() - t0);
+
+	/* API server start: the memory window has closed, nothing more is
+	 * allocated; /health answers only after this. */
+	nap(env_long("STANDIN_API_MS", 0), false);
 
 	/* Serve. */
 	S.model = o.model;

@@ -14,6 +14,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <jansson.h>
 
 #include "../../src/cmd/cmd.h"
@@ -319,8 +321,9 @@ struct route {
 
 static struct {
 	char *dir, *sock;
-	int fd;
-	pthread_t th;
+	int fd, tcp_fd;     /* the engine's unix socket; a 127.0.0.1 port for /health */
+	int tcp_port;
+	pthread_t th, tcp_th;
 	struct route routes[16];
 	size_t n_routes;
 	char seen[32][1024];
@@ -353,11 +356,13 @@ static void write_all(int fd, const void *p, size_t n)
 	}
 }
 
+/* Answer requests on the listening socket *arg from the route table until
+ * it is shut down. */
 static void *fake_serve(void *arg)
 {
-	(void)arg;
+	int fd = *(int *)arg;
 	for (;;) {
-		int c = accept(fake.fd, NULL, NULL);
+		int c = accept(fd, NULL, NULL);
 		if (c < 0)
 			return NULL;
 		char req[4096];
@@ -442,7 +447,18 @@ static int fake_setup(void **state)
 	route("/images/vllm/vllm-openai@sha256:7c5a10e9/json", 200, bodies[5], strlen(bodies[5]));
 	_cleanup_free_ char *host = xasprintf("unix://%s", fake.sock);
 	setenv("DOCKER_HOST", host, 1);
-	return pthread_create(&fake.th, NULL, fake_serve, NULL) == 0 ? 0 : -1;
+	/* a role's own port, answering /health */
+	fake.tcp_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in in = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(in);
+	if (bind(fake.tcp_fd, (struct sockaddr *)&in, sizeof(in)) < 0 || listen(fake.tcp_fd, 16) < 0 ||
+	    getsockname(fake.tcp_fd, (struct sockaddr *)&in, &sl) < 0)
+		return -1;
+	fake.tcp_port = ntohs(in.sin_port);
+	route("/health", 200, "", 0);
+	if (pthread_create(&fake.tcp_th, NULL, fake_serve, &fake.tcp_fd) != 0)
+		return -1;
+	return pthread_create(&fake.th, NULL, fake_serve, &fake.fd) == 0 ? 0 : -1;
 }
 
 static int fake_teardown(void **state)
@@ -451,6 +467,9 @@ static int fake_teardown(void **state)
 	shutdown(fake.fd, SHUT_RDWR); /* accept() returns: the thread ends */
 	pthread_join(fake.th, NULL);
 	close(fake.fd);
+	shutdown(fake.tcp_fd, SHUT_RDWR);
+	pthread_join(fake.tcp_th, NULL);
+	close(fake.tcp_fd);
 	rm_rf(fake.dir);
 	free(fake.dir);
 	free(fake.sock);
@@ -659,17 +678,53 @@ static void test_status_cmd(void **state)
 	assert_string_contains(out, "not ok: 2 of 3 feasible roles running and healthy");
 	assert_string_contains(out, "  reranker: exited (exit code 1)");
 
-	/* reranker running without a healthcheck: every feasible role is fine */
+	/* reranker running without a healthcheck: fine when its port answers
+	 * /health itself (the last assignment in .env wins) */
 	route(fake.routes[4].prefix, 200, bodies[4], strlen(bodies[4]));
+	_cleanup_free_ char *p = xasprintf("%s/.env", dir);
+	_cleanup_free_ char *env = fs_read(p, 0, NULL, NULL);
+	_cleanup_free_ char *env1 = xasprintf("%sRERANKER_PORT=%d\n", env, fake.tcp_port);
+	assert_int_equal(fs_write_atomic(p, env1, strlen(env1), 0600, NULL), 0);
 	free(out);
 	out = NULL;
 	assert_int_equal(run_status(dir, false, &out, &e), EXIT_OK);
 	assert_string_contains(out, "ok: 3 of 3 feasible roles running and healthy");
 	assert_string_contains(out, "reranker   running       none");
+	assert_string_contains(out, "note: no healthcheck; /health answers 200");
+	assert_true(seen("/health"));
+	/* the same with docker's check not run yet ("starting") */
+	json_auto_t *starting = json_loads(bodies[4], 0, NULL);
+	json_object_set_new(json_object_get(starting, "State"), "Health",
+			    json_pack("{s:s, s:i, s:[]}", "Status", "starting", "FailingStreak", 0, "Log"));
+	_cleanup_free_ char *sbody = json_dumps(starting, JSON_COMPACT);
+	route(fake.routes[4].prefix, 200, sbody, strlen(sbody));
+	free(out);
+	out = NULL;
+	assert_int_equal(run_status(dir, false, &out, &e), EXIT_OK);
+	assert_string_contains(out, "reranker   running       starting");
+	assert_string_contains(out, "note: docker's health check has not run yet; /health answers 200");
+	/* ... and not fine when /health errs, or nothing answers on the port */
+	route("/health", 503, "", 0);
+	free(out);
+	out = NULL;
+	assert_int_equal(run_status(dir, false, &out, &e), EXIT_CHECK);
+	assert_string_contains(out, "  reranker: health check not passed yet; /health answers an error");
+	int closed = socket(AF_INET, SOCK_STREAM, 0); /* bound, never listening: refused */
+	struct sockaddr_in in = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(in);
+	assert_int_equal(bind(closed, (struct sockaddr *)&in, sizeof(in)), 0);
+	assert_int_equal(getsockname(closed, (struct sockaddr *)&in, &sl), 0);
+	free(env1);
+	env1 = xasprintf("%sRERANKER_PORT=%d\n", env, ntohs(in.sin_port));
+	assert_int_equal(fs_write_atomic(p, env1, strlen(env1), 0600, NULL), 0);
+	route(fake.routes[4].prefix, 200, bodies[4], strlen(bodies[4]));
+	free(out);
+	out = NULL;
+	assert_int_equal(run_status(dir, false, &out, &e), EXIT_CHECK);
+	assert_string_contains(out, "  reranker: no healthcheck; /health does not answer");
+	close(closed);
 
 	/* a feasible role without a container is "not running" */
-	_cleanup_free_ char *p = xasprintf("%s/.env", dir);
-	_cleanup_free_ char *env = fs_read(p, 0, NULL, NULL);
 	_cleanup_free_ char *env2 = xasprintf("%sHAND_FEASIBLE=true\nHAND_PORT=8003\n", env);
 	assert_int_equal(fs_write_atomic(p, env2, strlen(env2), 0600, NULL), 0);
 	free(out);

@@ -31,10 +31,11 @@ static char *hub_dir(void)
 	return xasprintf("%s/.cache/huggingface/hub", v && *v ? v : ".");
 }
 
-/* The snapshot directory for model_id, or NULL when not cached. */
-static char *find_snapshot(const char *model_id)
+/* The snapshot directory for model_id under hub (NULL: the default hub), or
+ * NULL when not cached. */
+static char *find_snapshot(const char *hub_in, const char *model_id)
 {
-	_cleanup_free_ char *hub = hub_dir();
+	_cleanup_free_ char *hub = hub_in ? xstrdup(hub_in) : hub_dir();
 	/* "org/name" → "models--org--name" */
 	const char *slash = strchr(model_id, '/');
 	_cleanup_free_ char *repo = slash ? xasprintf("%s/models--%.*s--%s", hub,
@@ -88,6 +89,12 @@ static json_t *load_json(const char *dir, const char *name, bool *exists, char *
 
 int checkpoint_facts_read(const char *model_id, struct checkpoint_facts *c, struct err **err)
 {
+	return checkpoint_facts_read_in(NULL, model_id, c, err);
+}
+
+int checkpoint_facts_read_in(const char *hub, const char *model_id, struct checkpoint_facts *c,
+			     struct err **err)
+{
 	(void)err;
 	memset(c, 0, sizeof(*c));
 	c->kv_scales = TRI_UNKNOWN;
@@ -96,7 +103,7 @@ int checkpoint_facts_read(const char *model_id, struct checkpoint_facts *c, stru
 		c->kv_scales_why = xstrdup("no model");
 		return 0;
 	}
-	c->snapshot = find_snapshot(model_id);
+	c->snapshot = find_snapshot(hub, model_id);
 	if (!c->snapshot) {
 		c->kv_scales_why = xasprintf("'%s' is not in the Hugging Face cache", model_id);
 		return 0;

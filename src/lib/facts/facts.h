@@ -77,6 +77,9 @@ struct checkpoint_facts {
 	enum tri hetero_head_dim; /* head_dim != global_head_dim (Gemma 4) */
 };
 int checkpoint_facts_read(const char *model_id, struct checkpoint_facts *c, struct err **err);
+/* The same under an explicit hub directory (hub NULL: the default above). */
+int checkpoint_facts_read_in(const char *hub, const char *model_id, struct checkpoint_facts *c,
+			     struct err **err);
 void checkpoint_facts_free(struct checkpoint_facts *c);
 json_t *checkpoint_facts_json(const struct checkpoint_facts *c);
 

@@ -11,9 +11,10 @@
  * evaluation is a private copy of the plan's (resolve.c keeps its own
  * static), over the deployed values instead of the plan's.
  *
- * Docker, compose and the GPU runtime are checked through the docker CLI
- * (proc_run, bounded); the Engine API client (runtime/engine_api.h) has no
- * /info call, so the CLI answers all three the same way.
+ * Docker reachability and the GPU runtime are checked through the docker
+ * CLI (proc_run, bounded: `docker version`, `docker info`): the Engine API
+ * client (runtime/engine_api.h) has no /info call. Compose is found with
+ * compose_detect(), the same detection `lobes serve` uses.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -26,6 +27,7 @@
 #include "../knowledge/embedded.h"
 #include "../knowledge/knowledge.h"
 #include "../render/deploy.h"
+#include "../runtime/compose_cli.h"
 #include "../util/buf.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
@@ -741,8 +743,8 @@ struct docker_state {
 	bool reachable;
 };
 
-static void check_docker(struct doctor_report *r, const char *docker, const char *v1,
-			 const struct card *card, struct docker_state *ds)
+static void check_docker(struct doctor_report *r, const char *docker, const struct card *card,
+			 struct docker_state *ds)
 {
 	struct run_out o;
 	char *ver[] = { (char *)docker, "version", "--format", "{{.Server.Version}}", NULL };
@@ -760,29 +762,23 @@ static void check_docker(struct doctor_report *r, const char *docker, const char
 	}
 	run_out_free(&o);
 
-	char *v2[] = { (char *)docker, "compose", "version", "--short", NULL };
-	run_cmd(v2, DOCKER_TIMEOUT_MS, &o);
-	_cleanup_free_ char *c2 = first_line(o.out);
-	bool have = false;
-	if (o.rc == 0 && *c2) {
-		add(r, "compose", SEV_OK, "compose v2 ('%s compose') %s", docker, c2);
-		have = true;
-	}
-	run_out_free(&o);
-	if (!have) {
-		char *v1a[] = { (char *)v1, "version", "--short", NULL };
-		run_cmd(v1a, DOCKER_TIMEOUT_MS, &o);
-		_cleanup_free_ char *c1 = first_line(o.out);
-		if (o.rc == 0 && *c1) {
-			add(r, "compose", SEV_OK, "compose v1 ('%s') %s", v1, c1);
-			have = true;
-		}
-		run_out_free(&o);
-	}
-	if (!have) {
-		struct check *c = add(r, "compose", SEV_ERROR,
-				      "neither '%s compose' (v2) nor '%s' (v1) answers", docker, v1);
+	/* The same detection `lobes serve` uses (LOBES_COMPOSE, else v2, else v1). */
+	_cleanup_strv_ char **ccmd = NULL;
+	int cli = 0;
+	_cleanup_free_ char *cver = NULL;
+	struct err *e = NULL;
+	if (compose_detect(&ccmd, &cli, &cver, &e) == 0) {
+		_cleanup_buf_ struct buf cmd;
+		buf_init(&cmd, 0);
+		for (char **w = ccmd; w && *w; w++)
+			buf_printf(&cmd, "%s%s", cmd.len ? " " : "", *w);
+		add(r, "compose", SEV_OK, "compose %s ('%s')%s%s",
+		    cli == 2 ? "v2" : cli == 1 ? "v1" : "from LOBES_COMPOSE", buf_str(&cmd),
+		    cver && *cver ? " " : "", cver ? cver : "");
+	} else {
+		struct check *c = add(r, "compose", SEV_ERROR, "%s", e->msg);
 		c->remedy = xstrdup("install the compose plugin (docker-compose-plugin) or docker-compose");
+		err_free(e);
 	}
 
 	if (!ds->reachable) {
@@ -1305,9 +1301,6 @@ int doctor_run(struct doctor_report *r, const struct doctor_opts *o, struct err 
 	const char *docker = o->docker ? o->docker : getenv("LOBES_DOCKER");
 	if (!docker || !*docker)
 		docker = "docker";
-	const char *v1 = o->compose_v1 ? o->compose_v1 : getenv("LOBES_DOCKER_COMPOSE");
-	if (!v1 || !*v1)
-		v1 = "docker-compose";
 
 	struct deployed d = { 0 };
 	if (!exists) {
@@ -1365,7 +1358,7 @@ int doctor_run(struct doctor_report *r, const struct doctor_opts *o, struct err 
 		}
 	}
 	struct docker_state ds = { 0 };
-	check_docker(r, docker, v1, card, &ds);
+	check_docker(r, docker, card, &ds);
 
 	deployed_free(&d);
 	init_result_free(&ir);

@@ -49,7 +49,6 @@ struct doctor_opts {
 	const char *profile;   /* NULL: the deploy dir's LOBES_PROFILE, else by detection */
 	bool image_probe;      /* ask the image for its env registry (cached by digest) */
 	const char *docker;    /* docker CLI; NULL: $LOBES_DOCKER, else "docker" */
-	const char *compose_v1; /* v1 CLI; NULL: $LOBES_DOCKER_COMPOSE, else "docker-compose" */
 	int probe_timeout_ms;  /* bound on the image probe; 0: 120000 */
 };
 
