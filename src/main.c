@@ -84,7 +84,7 @@ static const struct command commands[] = {
 	  "  --role R       look at role R instead of the question's\n"
 	  "  --no-probe     skip the role's probe\n"
 	  "  --timeout S    probe timeout (default 60)\n" },
-	{ "triage", cmd_triage, "lobes triage [--follow [--timeout S]] [--all] [--json] [FILE...]",
+	{ "triage", cmd_triage, "lobes triage [--follow [--timeout S]] [--all] [--json] [FILE... | --role R]",
 	  "name the known causes in vLLM boot logs (exit 1 on a fatal one)",
 	  "Matches each line of the logs (FILE, or stdin for '-' or no FILE) against\n"
 	  "the signatures in data/signatures and DIR/signatures/*.yaml (an operator\n"
@@ -95,8 +95,9 @@ static const struct command commands[] = {
 	  "                'Application startup complete.', a fatal signature, the end\n"
 	  "                of a pipe, --timeout, or an interrupt\n"
 	  "  --timeout S   with --follow, stop after S seconds (default: no limit)\n"
+	  "  --role R      the boot log of role R's container (Engine API), as it is now\n"
 	  "Exit 1 when a fatal signature matched, 0 otherwise, 3 when an input cannot be\n"
-	  "read or a signature file is bad.\n" },
+	  "read or a signature file is bad, 4 when a role's log cannot be fetched.\n" },
 	{ "doctor", cmd_doctor, "lobes doctor [--profile P] [--image-probe] [--json]",
 	  "check the deploy dir against this box before a boot (read-only)",
 	  "One line per finding (ok, info, warning, error), then what to do. Checks:\n"

@@ -28,10 +28,14 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "../lib/knowledge/knowledge.h"
+#include "../lib/runtime/engine_api.h"
+#include "../lib/runtime/fleet.h"
 #include "../lib/util/cleanup.h"
 #include "../lib/verify/signatures.h"
 #include "../lib/verify/triage.h"
@@ -329,15 +333,71 @@ static void close_sources(struct source *s, size_t n)
 	free(s);
 }
 
+/* The boot log of role's container in the deploy dir's project, as an
+ * in-memory file (a memfd the rest reads like a regular file). */
+static int role_log_fd(const char *dir, const char *role, struct err **err)
+{
+	struct fleet fleet;
+	if (fleet_load(&fleet, dir, err) < 0)
+		return -1;
+	struct engine eng = { 0 };
+	struct engine_container_list l = { 0 };
+	int fd = -1;
+	if (engine_open(&eng, err) < 0 || engine_list_project(&eng, fleet.project, &l, err) < 0)
+		goto out;
+	const struct engine_container *c = NULL;
+	for (size_t i = 0; i < l.n; i++)
+		if (strcmp(l.c[i].service, role) == 0)
+			c = &l.c[i];
+	if (!c) {
+		err_set(err, EXIT_RUNTIME, "role '%s' has no container in project '%s'", role, fleet.project);
+		goto out;
+	}
+	char *log = NULL;
+	struct engine_log_opts lo = { .tail = -1, .since = 0, .cap = (size_t)1 << 30 };
+	if (engine_logs(&eng, c->id, &lo, &log, err) < 0)
+		goto out;
+	fd = memfd_create("lobes-role-log", MFD_CLOEXEC);
+	size_t len = strlen(log), off = 0;
+	while (fd >= 0 && off < len) {
+		ssize_t w = write(fd, log + off, len - off);
+		if (w <= 0) {
+			close(fd);
+			fd = -1;
+		} else {
+			off += (size_t)w;
+		}
+	}
+	free(log);
+	if (fd < 0 || lseek(fd, 0, SEEK_SET) < 0) {
+		err_errno(err, EXIT_RUNTIME, errno, "hold the log of role '%s'", role);
+		fd = -1;
+	}
+out:
+	engine_container_list_free(&l);
+	engine_close(&eng);
+	fleet_free(&fleet);
+	return fd;
+}
+
 /* Open every input before reading any, so an unreadable one fails the run
- * before output starts. Here is where `--role R` will add its source. */
-static struct source *open_sources(char **files, size_t n, size_t *out_n, struct err **err)
+ * before output starts. A role's log (--role) is read whole from the Engine
+ * API into memory first. */
+static struct source *open_sources(char **files, size_t n, const char *dir, const char *role,
+				    size_t *out_n, struct err **err)
 {
 	size_t cnt = n ? n : 1;
 	struct source *s = xcalloc(cnt, sizeof(*s));
 	for (size_t i = 0; i < cnt; i++) {
 		const char *f = n ? files[i] : "-";
-		if (strcmp(f, "-") == 0) {
+		if (role) {
+			s[i].label = role;
+			s[i].fd = role_log_fd(dir, role, err);
+			if (s[i].fd < 0) {
+				free(s);
+				return NULL;
+			}
+		} else if (strcmp(f, "-") == 0) {
 			s[i].label = "(stdin)";
 			s[i].fd = STDIN_FILENO;
 		} else {
@@ -369,9 +429,11 @@ CMD(triage)
 		{ "follow", no_argument, NULL, 'f' },
 		{ "all", no_argument, NULL, 'a' },
 		{ "timeout", required_argument, NULL, 't' },
+		{ "role", required_argument, NULL, 'r' },
 		{ 0 },
 	};
 	struct opts o = { 0 };
+	const char *role = NULL;
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+fa", longopts, NULL)) != -1) {
@@ -381,6 +443,12 @@ CMD(triage)
 			break;
 		case 'a':
 			o.all = true;
+			break;
+		case 'r':
+			if (role_from_name(optarg) < 0)
+				return cmd_usage_error(ctx, "unknown role '%s'; expected cortex, senses, hand, "
+							    "embedder or reranker", optarg);
+			role = optarg;
 			break;
 		case 't': {
 			char *end;
@@ -400,6 +468,8 @@ CMD(triage)
 		return cmd_usage_error(ctx, "--timeout needs --follow");
 	if (o.follow && n_files > 1)
 		return cmd_usage_error(ctx, "--follow reads one input");
+	if (role && (n_files || o.follow))
+		return cmd_usage_error(ctx, "--role reads the role's log as it is now: no FILE, no --follow");
 
 	struct err *e = NULL;
 	struct sigset set = { 0 };
@@ -408,7 +478,7 @@ CMD(triage)
 		return cmd_fail(ctx, e);
 	}
 	size_t n_src = 0;
-	struct source *src = open_sources(files, n_files, &n_src, &e);
+	struct source *src = open_sources(files, n_files, ctx->dir, role, &n_src, &e);
 	if (!src) {
 		sigset_free(&set);
 		return cmd_fail(ctx, e);

@@ -67,6 +67,10 @@ like "$(get memory '' '' message)" "sum to 0.62 .* = 76.1 GiB of the card's 122.
 is "$(sev docker),$(sev compose),$(sev gpu-runtime)" "ok,ok,ok" "docker, compose v2 and the nvidia runtime through the fake CLI"
 like "$(get compose '' '' message)" "compose v2" "compose v2 is named"
 
+on thor --dir "$SPARK_ON_THOR" doctor --profile thor
+like "$out" "^ok +profile: profile 'thor' \(validated, from --profile\).*; the deploy dir was rendered for 'spark'" "--profile P compares with P and names the deployed profile"
+like "$out" "^warning deploy-dir: .*differs from what \`lobes init\` would write now" "… whose render differs from the deploy dir"
+
 # The profile cannot be relied on: a checkpoint with scales, or a path off
 # Triton, makes the prediction go away; an unknown checkpoint is said so.
 HF_HUB_CACHE=$CK/scales/hub on thor --json --dir "$SPARK_ON_THOR" doctor

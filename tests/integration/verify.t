@@ -92,6 +92,15 @@ onbox thor --dir "$T" --json verify attention-backend-env
 is "$(j 'd["decision"]["route"]')" env-live "the env is honoured → keep it until the image is repinned"
 ls "$T/evidence/"*-fp8-kv-attribution-thor.txt >/dev/null 2>&1; ok $? "the Thor evidence record is written"
 
+run "$LOBES" --dir "$T" triage --role cortex
+is "$rc" 1 "triage --role reads the crash-looping cortex's log through the Engine API (fatal: exit 1)"
+like "$out" "fp8-k-scale-assert" "and names the fp8 assert"
+run "$LOBES" --dir "$T" --json triage --role senses
+is "$rc" 0 "triage --role senses: no fatal signature"
+like "$out" "attention-backend-env-deprecated" "and finds the deprecation warning"
+run "$LOBES" --dir "$T" triage --role cortex some.log
+is "$rc" 2 "--role with a FILE is a usage error"
+
 # --- could not verify / undecided --------------------------------------------
 (cd "$T" && compose down -t 1 >/dev/null 2>&1)
 onbox thor --dir "$T" verify fp8-kv-attribution
