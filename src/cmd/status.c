@@ -241,7 +241,9 @@ CMD(status)
 	struct err *engine_err = NULL;
 	struct engine_container_list l = { 0 };
 	bool reachable = false;
-	if (engine_open(&en, &engine_err) == 0) {
+	if (engine_open(&en, &engine_err) < 0) {
+		json_object_set_new(eng, "socket", json_string(getenv("DOCKER_HOST")));
+	} else {
 		json_object_set_new(eng, "socket", json_string(en.sock));
 		if (engine_ping(&en, &engine_err) == 0 &&
 		    engine_list_project(&en, project, &l, &engine_err) == 0)

@@ -206,7 +206,7 @@ int question_add_yaml(struct question_set *s, const char *file, const char *text
 	}
 	struct fy_node *routes = fy_node_mapping_lookup_by_string(root, "routes", FY_NT);
 	if (!routes || !fy_node_is_sequence(routes) || fy_node_sequence_item_count(routes) < 1) {
-		qerr(&c, routes ? routes : root, "'routes' is missing or empty%s%s; expected a list of routes",
+		qerr(&c, routes ? fy_node_mapping_lookup_key_by_string(root, "routes", FY_NT) : root, "'routes' is missing or empty%s%s; expected a list of routes",
 		     NULL, NULL);
 		goto out;
 	}
@@ -225,7 +225,7 @@ int question_add_yaml(struct question_set *s, const char *file, const char *text
 			goto out;
 		struct fy_node *w = fy_node_mapping_lookup_by_string(rn, "when", FY_NT);
 		if (!w || !fy_node_is_sequence(w) || fy_node_sequence_item_count(w) < 1) {
-			qerr(&c, w ? w : rn, "route '%s' has no conditions%s; expected a 'when' list", r->id, NULL);
+			qerr(&c, w ? fy_node_mapping_lookup_key_by_string(rn, "when", FY_NT) : rn, "route '%s' has no conditions%s; expected a 'when' list", r->id, NULL);
 			goto out;
 		}
 		r->when = xcalloc((size_t)fy_node_sequence_item_count(w), sizeof(*r->when));

@@ -1,0 +1,103 @@
+/* test_question.c — recorded questions: the shipped ones load, bad files are
+ * rejected with their position, and routing is three-valued (an unknown
+ * observation never takes a route). */
+#include "testutil.h"
+
+#include "../../src/lib/verify/question.h"
+
+static void test_shipped_load(void **state)
+{
+	(void)state;
+	struct question_set s;
+	struct err *e = NULL;
+	assert_int_equal(questions_load(&s, NULL, &e), 0);
+	const struct question *q = question_find(&s, "fp8-kv-attribution");
+	assert_non_null(q);
+	assert_string_equal(q->role, "cortex");
+	assert_int_equal(q->n_routes, 2);
+	assert_non_null(question_find(&s, "attention-backend-env"));
+	questions_free(&s);
+}
+
+static void bad(const char *yaml, const char *msg)
+{
+	struct question_set s = { 0 };
+	struct err *e = NULL;
+	assert_int_equal(question_add_yaml(&s, "q.yaml", yaml, strlen(yaml), &e), -1);
+	assert_non_null(e);
+	assert_string_equal(e->msg, msg);
+	assert_int_equal(e->code, EXIT_CONFIG);
+	err_free(e);
+	questions_free(&s);
+}
+
+#define HEAD "kind: question\nid: x\ntitle: t\nrole: cortex\nundecided: u\n"
+
+static void test_bad_files(void **state)
+{
+	(void)state;
+	bad(HEAD "colour: red\nroutes: []\n",
+	    "q.yaml:6:1: unknown key 'colour' in a question; expected one of the documented keys");
+	bad("kind: card\nid: x\n", "q.yaml:1:7: kind 'card'; expected question");
+	bad(HEAD "routes: []\n", "q.yaml:6:1: 'routes' is missing or empty; expected a list of routes");
+	bad(HEAD "routes:\n  - id: r\n    answer: a\n    action: b\n",
+	    "q.yaml:7:5: route 'r' has no conditions; expected a 'when' list");
+	bad(HEAD "routes:\n  - id: r\n    answer: a\n    action: b\n    when:\n      - {obs: x, eq: 1, ne: 2}\n",
+	    "q.yaml:11:10: condition on 'x' has several operators; expected exactly one of eq, ne, in");
+	bad(HEAD "routes:\n  - id: r\n    answer: a\n    action: b\n    when:\n      - {obs: x, in: y}\n",
+	    "q.yaml:11:22: 'in' of 'x' is not a list; expected [VALUE, ...]");
+	bad(HEAD "probe: maybe\nroutes: []\n",
+	    "q.yaml:6:8: probe 'maybe' is not a boolean; expected true or false");
+	bad("kind: question\nid: x\ntitle: t\nundecided: u\n",
+	    "q.yaml:1:1: missing or non-scalar 'role' in a question; expected a string");
+}
+
+static void test_routing_three_valued(void **state)
+{
+	(void)state;
+	struct question_set s;
+	struct err *e = NULL;
+	assert_int_equal(questions_load(&s, NULL, &e), 0);
+	const struct question *q = question_find(&s, "fp8-kv-attribution");
+	struct obs_set o = { 0 };
+	char *d = NULL;
+	/* boots: every condition of fp8-boots-here holds */
+	obs_put(&o, "args.kv_cache_dtype", "fp8");
+	obs_put(&o, "checkpoint.kv_scales", "absent");
+	obs_put(&o, "log.fp8-k-scale-assert", "absent");
+	obs_put(&o, "log.startup-complete", "present");
+	obs_put(&o, "container.restarts", "0");
+	const struct q_route *r = question_route(q, &o, &d);
+	assert_non_null(r);
+	assert_string_equal(r->id, "fp8-boots-here");
+	free(d);
+	/* checkpoint facts unknown: no route may be taken on a guess */
+	obs_put(&o, "checkpoint.kv_scales", NULL);
+	r = question_route(q, &o, &d);
+	assert_null(r);
+	assert_string_contains(d, "checkpoint.kv_scales = unknown (eq \"absent\"): unknown");
+	free(d);
+	/* the assert in the log: the crash route */
+	obs_put(&o, "checkpoint.kv_scales", "absent");
+	obs_put(&o, "log.fp8-k-scale-assert", "present");
+	r = question_route(q, &o, &d);
+	assert_string_equal(r->id, "fp8-crashes-here");
+	free(d);
+	/* not running fp8 at all: undecided */
+	obs_put(&o, "args.kv_cache_dtype", "auto");
+	r = question_route(q, &o, &d);
+	assert_null(r);
+	free(d);
+	obs_free(&o);
+	questions_free(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_shipped_load),
+		cmocka_unit_test(test_bad_files),
+		cmocka_unit_test(test_routing_three_valued),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
