@@ -47,7 +47,7 @@ on thor --dir "$SPARK_ON_THOR" doctor
 is "$rc" 1 "spark deploy on thor: exit 1 (a check found problems)"
 like "$out" "^error +fp8-kv: cortex: predicted crash \`assert layer.k_scale > 0.0\`" "predicts the fp8 KV assert for the cortex"
 like "$out" "ships NO KV scales \(config.json quantization_config.kv_cache_scheme: null\)" "… naming the checkpoint fact"
-like "$out" "attention path TRITON_ATTN \(the detected card thor auto-selects it for the generate lane\)" "… and why the path is TRITON_ATTN"
+like "$out" "attention path TRITON_ATTN \(card thor auto-selects it for the generate lane\)" "… and why the path is TRITON_ATTN"
 like "$out" "fix: kv_cache_dtype=auto \(trait fp8-kv-needs-scales-on-triton\): set CORTEX_KV_CACHE_DTYPE=auto" "… with the remedy and its trait"
 like "$out" "^warning profile: profile 'spark' .* on card thor .*UNVALIDATED for this card" "the profile is flagged unvalidated for the card"
 like "$out" "fix: use the profile made for this card: \`lobes init --profile thor --apply\`" "… and the card's own profile is named"

@@ -105,6 +105,28 @@ void host_facts_nominal(struct host_facts *f, const struct card *c);
 /* A checkpoint reader that reads nothing: every checkpoint fact unknown. */
 int checkpoint_nominal(const char *model, struct checkpoint_facts *c, struct err **err);
 
+/* What a trait predicate reads: the box, the card, and for one role its
+ * knob values, attention path and checkpoint (role -1: fleet level, every
+ * role fact unknown). Borrowed pointers. */
+struct fact_view {
+	const struct host_facts *facts;
+	const struct card *card;
+	int role;
+	const char *knobs[KNOB__COUNT];
+	const char *attention_path;
+	const struct checkpoint_facts *ckpt;
+};
+/* Three-valued truth of t's predicate; *detail (caller frees) names each
+ * fact, its value and how its condition came out. */
+enum tri trait_predicate(const struct trait *t, const struct fact_view *v, char **detail);
+/* Applied: the predicate holds, or is unknown and the trait says apply. */
+bool trait_applies(const struct trait *t, enum tri truth);
+/* The attention backend role r will take: an explicit backend, else forced
+ * TRITON_ATTN by heterogeneous head dims, else the card's auto-selection for
+ * the lane; NULL when unknown. *why (caller frees) says which. */
+char *attention_path_derive(const struct card *card, enum role_id r, const char *backend,
+			    enum tri hetero, char **why);
+
 bool knob_is_true(const struct knob_value *v);
 bool role_feasible(const struct plan *p, enum role_id r);
 

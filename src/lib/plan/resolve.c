@@ -76,126 +76,20 @@ bool role_feasible(const struct plan *p, enum role_id r)
 	return p->roles[r].present && knob_is_true(&p->roles[r].knobs[KNOB_FEASIBLE]);
 }
 
-/* --- facts as predicate inputs ------------------------------------------ */
-
-struct eval_ctx {
-	const struct plan *p;
-	const struct host_facts *f;
-	const struct role_plan *rp; /* NULL at fleet level */
-	char numbuf[32];
-};
-
-/* The value of a predicate fact, or NULL when unknown. */
-static const char *fact_value(struct eval_ctx *c, const char *name)
+/* The predicate inputs of one role of the plan. */
+static void role_view(const struct plan *p, const struct host_facts *f, const struct role_plan *rp,
+		      struct fact_view *v)
 {
-	const struct host_facts *f = c->f;
-	if (strcmp(name, "card.id") == 0)
-		return c->p->card ? c->p->card->name : NULL;
-	if (strcmp(name, "card.compute_cap") == 0)
-		return f->compute_cap.valid ? f->compute_cap.value : NULL;
-	if (strcmp(name, "card.memory_model") == 0) {
-		if (f->memory_model.valid)
-			return f->memory_model.value;
-		return c->p->card ? c->p->card->memory_model : NULL;
-	}
-	if (strcmp(name, "card.mem_gib") == 0) {
-		double g;
-		if (!host_facts_mem_gib(f, &g))
-			return NULL;
-		snprintf(c->numbuf, sizeof(c->numbuf), "%.1f", g);
-		return c->numbuf;
-	}
-	if (!c->rp)
-		return NULL;
-	const struct role_plan *rp = c->rp;
-	if (strcmp(name, "role.name") == 0)
-		return role_name(rp->role);
-	if (strcmp(name, "role.lane") == 0)
-		return lane_name(role_lane(rp->role));
-	if (strcmp(name, "role.attention_path") == 0)
-		return rp->attention_path;
-	if (strcmp(name, "checkpoint.kv_scales") == 0)
-		return rp->ckpt.kv_scales == TRI_TRUE	 ? "present"
-		       : rp->ckpt.kv_scales == TRI_FALSE ? "absent"
-							 : NULL;
-	if (strcmp(name, "checkpoint.quant_method") == 0)
-		return rp->ckpt.found ? (rp->ckpt.quant_method ? rp->ckpt.quant_method : "none")
-				      : NULL;
-	if (strcmp(name, "checkpoint.hetero_head_dim") == 0)
-		return rp->ckpt.hetero_head_dim == TRI_UNKNOWN ? NULL
-								 : tri_name(rp->ckpt.hetero_head_dim);
-	if (str_starts_with(name, "role.")) {
-		int k = knob_from_name(name + 5);
-		if (k >= 0)
-			return rp->knobs[k].value;
-	}
-	return NULL;
-}
-
-static bool parse_num(const char *s, double *out)
-{
-	char *end;
-	double d = strtod(s, &end);
-	if (end == s || *end)
-		return false;
-	*out = d;
-	return true;
-}
-
-static enum tri eval_condition(struct eval_ctx *c, const struct condition *cond, struct buf *detail)
-{
-	const char *v = fact_value(c, cond->fact);
-	enum tri t;
-	if (!v) {
-		t = TRI_UNKNOWN;
-	} else if (strcmp(cond->op, "eq") == 0 || strcmp(cond->op, "in") == 0 ||
-		   strcmp(cond->op, "ne") == 0) {
-		bool hit = false;
-		for (char **x = cond->values; x && *x; x++)
-			if (strcmp(*x, v) == 0)
-				hit = true;
-		t = (strcmp(cond->op, "ne") == 0 ? !hit : hit) ? TRI_TRUE : TRI_FALSE;
-	} else {
-		double a, b;
-		if (!cond->values || !cond->values[0] || !parse_num(v, &a) ||
-		    !parse_num(cond->values[0], &b))
-			t = TRI_UNKNOWN;
-		else if (strcmp(cond->op, "lt") == 0)
-			t = a < b ? TRI_TRUE : TRI_FALSE;
-		else
-			t = a >= b ? TRI_TRUE : TRI_FALSE;
-	}
-	if (detail->len)
-		buf_adds(detail, "; ");
-	buf_printf(detail, "%s = %s (%s", cond->fact, v ? v : "unknown", cond->op);
-	for (char **x = cond->values; x && *x; x++)
-		buf_printf(detail, " %s", *x);
-	buf_printf(detail, ": %s)", tri_name(t));
-	return t;
-}
-
-static enum tri eval_trait(struct eval_ctx *c, const struct trait *t, char **detail_out)
-{
-	_cleanup_buf_ struct buf d;
-	buf_init(&d, 0);
-	enum tri all = TRI_TRUE;
-	for (size_t i = 0; i < t->n_when; i++) {
-		enum tri x = eval_condition(c, &t->when[i], &d);
-		if (x == TRI_FALSE)
-			all = TRI_FALSE;
-		else if (x == TRI_UNKNOWN && all == TRI_TRUE)
-			all = TRI_UNKNOWN;
-	}
-	if (!t->n_when)
-		buf_adds(&d, "no conditions (always holds)");
-	*detail_out = buf_take(&d);
-	return all;
-}
-
-static bool trait_applies(const struct trait *t, enum tri truth)
-{
-	return truth == TRI_TRUE ||
-	       (truth == TRI_UNKNOWN && t->on_unknown && strcmp(t->on_unknown, "apply") == 0);
+	memset(v, 0, sizeof(*v));
+	v->facts = f;
+	v->card = p->card;
+	v->role = rp ? (int)rp->role : -1;
+	if (!rp)
+		return;
+	for (int k = 0; k < KNOB__COUNT; k++)
+		v->knobs[k] = rp->knobs[k].value;
+	v->attention_path = rp->attention_path;
+	v->ckpt = &rp->ckpt;
 }
 
 static bool trait_overrides(const struct trait *a, const struct trait *b)
@@ -206,29 +100,13 @@ static bool trait_overrides(const struct trait *a, const struct trait *b)
 	return false;
 }
 
-/* --- derived facts ------------------------------------------------------- */
-
 static void derive_attention_path(struct plan *p, struct role_plan *rp)
 {
 	free(rp->attention_path);
 	free(rp->attention_path_why);
-	rp->attention_path = NULL;
-	const char *ab = rp->knobs[KNOB_ATTENTION_BACKEND].value;
-	if (ab && strcmp(ab, "auto") != 0) {
-		rp->attention_path = xstrdup(ab);
-		rp->attention_path_why = xstrdup("set explicitly with --attention-config");
-	} else if (rp->ckpt.hetero_head_dim == TRI_TRUE) {
-		rp->attention_path = xstrdup("TRITON_ATTN");
-		rp->attention_path_why =
-			xstrdup("heterogeneous head dimensions force TRITON_ATTN (FA4 not available)");
-	} else if (p->card && p->card->attention_path[role_lane(rp->role)]) {
-		rp->attention_path = xstrdup(p->card->attention_path[role_lane(rp->role)]);
-		rp->attention_path_why = xasprintf("card %s auto-selects it for the %s lane",
-						   p->card->name, lane_name(role_lane(rp->role)));
-	} else {
-		rp->attention_path_why = xstrdup(p->card ? "the card declares no attention path for this lane"
-							 : "the card is unknown, so the auto-selected backend is unknown");
-	}
+	rp->attention_path = attention_path_derive(p->card, rp->role,
+						   rp->knobs[KNOB_ATTENTION_BACKEND].value,
+						   rp->ckpt.hetero_head_dim, &rp->attention_path_why);
 }
 
 /* --- resolve ------------------------------------------------------------- */
@@ -297,7 +175,8 @@ static int apply_traits_to_role(struct plan *p, struct role_plan *rp, const stru
 				struct err **err)
 {
 	const struct profile *pr = p->profile;
-	struct eval_ctx ec = { .p = p, .f = in->facts, .rp = rp };
+	struct fact_view ec;
+	role_view(p, in->facts, rp, &ec);
 	/* Pending trait settings per knob: evaluate all first, apply after. */
 	const struct trait *setter[KNOB__COUNT] = { 0 };
 	const char *setval[KNOB__COUNT] = { 0 };
@@ -311,7 +190,7 @@ static int apply_traits_to_role(struct plan *p, struct role_plan *rp, const stru
 		if (t->roles_mask && !(t->roles_mask & (1u << rp->role)))
 			continue;
 		char *detail = NULL;
-		enum tri truth = eval_trait(&ec, t, &detail);
+		enum tri truth = trait_predicate(t, &ec, &detail);
 		bool applies = trait_applies(t, truth);
 		rp->evals = xrealloc(rp->evals, (rp->n_evals + 1) * sizeof(*rp->evals));
 		rp->evals[rp->n_evals++] = (struct trait_eval){ t, truth, applies, detail };
@@ -353,7 +232,8 @@ static int apply_traits_to_role(struct plan *p, struct role_plan *rp, const stru
 
 static int fleet_traits(struct plan *p, const struct plan_input *in, struct err **err)
 {
-	struct eval_ctx ec = { .p = p, .f = in->facts, .rp = NULL };
+	struct fact_view ec;
+	role_view(p, in->facts, NULL, &ec);
 	knob_push(&p->bringup, PROV_DEFAULT, "together", "template default", NULL, TRI_TRUE, NULL);
 	const struct trait *bsetter = NULL;
 	for (char **tn = p->profile->traits; tn && *tn; tn++) {
@@ -364,7 +244,7 @@ static int fleet_traits(struct plan *p, const struct plan_input *in, struct err 
 		if (t->n_set || (!t->bringup && !t->dead_env))
 			continue;
 		_cleanup_free_ char *detail = NULL;
-		enum tri truth = eval_trait(&ec, t, &detail);
+		enum tri truth = trait_predicate(t, &ec, &detail);
 		if (!trait_applies(t, truth))
 			continue;
 		if (t->bringup) {

@@ -484,52 +484,20 @@ static void deployed_read(struct deployed *d, const char *dir, struct doctor_rep
 
 /* --- predicates over the deployed values ------------------------------- */
 
-struct dctx {
-	const struct card *card;
-	const struct host_facts *f;
-	enum role_id role;
-	const struct deployed_role *dr; /* NULL at fleet level */
-	char numbuf[32];
-};
-
-static const char *fact_value(struct dctx *c, const char *name)
+/* The predicate inputs of the deployed values (dr NULL: fleet level). */
+static void deployed_view(const struct card *card, const struct host_facts *f, int role,
+			  const struct deployed_role *dr, struct fact_view *v)
 {
-	const struct host_facts *f = c->f;
-	if (strcmp(name, "card.id") == 0)
-		return c->card ? c->card->name : NULL;
-	if (strcmp(name, "card.compute_cap") == 0)
-		return f->compute_cap.valid ? f->compute_cap.value : NULL;
-	if (strcmp(name, "card.memory_model") == 0)
-		return f->memory_model.valid ? f->memory_model.value
-					     : c->card ? c->card->memory_model : NULL;
-	if (strcmp(name, "card.mem_gib") == 0) {
-		double g;
-		if (!host_facts_mem_gib(f, &g))
-			return NULL;
-		snprintf(c->numbuf, sizeof(c->numbuf), "%.1f", g);
-		return c->numbuf;
-	}
-	const struct deployed_role *dr = c->dr;
+	memset(v, 0, sizeof(*v));
+	v->facts = f;
+	v->card = card;
+	v->role = dr ? role : -1;
 	if (!dr)
-		return NULL;
-	if (strcmp(name, "role.name") == 0)
-		return role_name(c->role);
-	if (strcmp(name, "role.lane") == 0)
-		return lane_name(role_lane(c->role));
-	if (strcmp(name, "role.attention_path") == 0)
-		return dr->attn;
-	if (strcmp(name, "checkpoint.kv_scales") == 0)
-		return dr->ck.kv_scales == TRI_TRUE ? "present" : dr->ck.kv_scales == TRI_FALSE ? "absent" : NULL;
-	if (strcmp(name, "checkpoint.quant_method") == 0)
-		return dr->ck.found ? (dr->ck.quant_method ? dr->ck.quant_method : "none") : NULL;
-	if (strcmp(name, "checkpoint.hetero_head_dim") == 0)
-		return dr->ck.hetero_head_dim == TRI_UNKNOWN ? NULL : tri_name(dr->ck.hetero_head_dim);
-	if (str_starts_with(name, "role.")) {
-		int k = knob_from_name(name + 5);
-		if (k >= 0)
-			return dr->knobs[k];
-	}
-	return NULL;
+		return;
+	for (int k = 0; k < KNOB__COUNT; k++)
+		v->knobs[k] = dr->knobs[k];
+	v->attention_path = dr->attn;
+	v->ckpt = &dr->ck;
 }
 
 static bool parse_num(const char *s, double *out)
@@ -542,70 +510,14 @@ static bool parse_num(const char *s, double *out)
 	return true;
 }
 
-/* Three-valued truth of a trait's predicate; *detail (caller frees) names
- * each fact, its value and how it came out. */
-static enum tri eval_trait(struct dctx *c, const struct trait *t, char **detail)
-{
-	_cleanup_buf_ struct buf d;
-	buf_init(&d, 0);
-	enum tri all = TRI_TRUE;
-	for (size_t i = 0; i < t->n_when; i++) {
-		const struct condition *cond = &t->when[i];
-		const char *v = fact_value(c, cond->fact);
-		enum tri x;
-		if (!v) {
-			x = TRI_UNKNOWN;
-		} else if (strcmp(cond->op, "eq") == 0 || strcmp(cond->op, "in") == 0 ||
-			   strcmp(cond->op, "ne") == 0) {
-			bool hit = strv_has(cond->values, v);
-			x = (strcmp(cond->op, "ne") == 0 ? !hit : hit) ? TRI_TRUE : TRI_FALSE;
-		} else {
-			double a, b;
-			if (!cond->values || !cond->values[0] || !parse_num(v, &a) ||
-			    !parse_num(cond->values[0], &b))
-				x = TRI_UNKNOWN;
-			else if (strcmp(cond->op, "lt") == 0)
-				x = a < b ? TRI_TRUE : TRI_FALSE;
-			else
-				x = a >= b ? TRI_TRUE : TRI_FALSE;
-		}
-		if (d.len)
-			buf_adds(&d, "; ");
-		buf_printf(&d, "%s = %s (%s", cond->fact, v ? v : "unknown", cond->op);
-		for (char **y = cond->values; y && *y; y++)
-			buf_printf(&d, " %s", *y);
-		buf_printf(&d, ": %s)", tri_name(x));
-		if (x == TRI_FALSE)
-			all = TRI_FALSE;
-		else if (x == TRI_UNKNOWN && all == TRI_TRUE)
-			all = TRI_UNKNOWN;
-	}
-	if (!t->n_when)
-		buf_adds(&d, "no conditions (always holds)");
-	*detail = buf_take(&d);
-	return all;
-}
-
 /* The backend this role will take, as the plan derives it, but from the
  * deployed values and the DETECTED card. */
 static void derive_attention(const struct card *card, enum role_id role, struct deployed_role *dr)
 {
-	const char *ab = dr->knobs[KNOB_ATTENTION_BACKEND];
-	enum lane l = role_lane(role);
-	if (ab && strcmp(ab, "auto") != 0) {
-		dr->attn = xstrdup(ab);
-		dr->attn_why = xstrdup("set explicitly with --attention-config");
-	} else if (dr->ck.hetero_head_dim == TRI_TRUE) {
-		dr->attn = xstrdup("TRITON_ATTN");
-		dr->attn_why = xstrdup("heterogeneous head dimensions force TRITON_ATTN (FA4 not available)");
-	} else if (card && card->attention_path[l]) {
-		dr->attn = xstrdup(card->attention_path[l]);
-		dr->attn_why = xasprintf("the detected card %s auto-selects it for the %s lane", card->name,
-					 lane_name(l));
-	} else {
-		dr->attn_why = xstrdup(card ? "the detected card declares no attention path for this lane"
-					    : "the card is unknown, so the auto-selected backend is unknown");
-	}
+	free(dr->attn);
+	free(dr->attn_why);
+	dr->attn = attention_path_derive(card, role, dr->knobs[KNOB_ATTENTION_BACKEND],
+					 dr->ck.hetero_head_dim, &dr->attn_why);
 }
 
 static char *evidence_text(const struct trait *t)
@@ -998,7 +910,8 @@ static void check_env(struct doctor_report *r, const struct doctor_opts *o, cons
 	const struct embedded_file *nf = embedded("data/vllm-env/image-noise.txt");
 	_cleanup_strv_ char **noise = vllm_env_list_parse(nf ? nf->data : "");
 	/* Dead names: the traits that declare them, evaluated at fleet level. */
-	struct dctx dc = { .card = card, .f = f };
+	struct fact_view dc;
+	deployed_view(card, f, -1, NULL, &dc);
 	size_t bad = 0, n = 0;
 	for (size_t i = 0; i < d->n_uses; i++) {
 		const struct env_use *u = &d->uses[i];
@@ -1009,9 +922,7 @@ static void check_env(struct doctor_report *r, const struct doctor_opts *o, cons
 			if (!strv_has(tr->dead_env, u->name))
 				continue;
 			_cleanup_free_ char *det = NULL;
-			enum tri truth = eval_trait(&dc, tr, &det);
-			if (truth == TRI_TRUE ||
-			    (truth == TRI_UNKNOWN && tr->on_unknown && strcmp(tr->on_unknown, "apply") == 0))
+			if (trait_applies(tr, trait_predicate(tr, &dc, &det)))
 				dead_by = tr;
 		}
 		_cleanup_free_ char *removed = removed_replacement(u->name);
@@ -1121,9 +1032,10 @@ static void check_fp8(struct doctor_report *r, struct deployed *d, const struct 
 			    facts, FP8_TRAIT)->role = xstrdup(role);
 			continue;
 		}
-		struct dctx dc = { .card = card, .f = f, .role = (enum role_id)i, .dr = dr };
+		struct fact_view dc;
+		deployed_view(card, f, i, dr, &dc);
 		_cleanup_free_ char *detail = NULL;
-		enum tri truth = eval_trait(&dc, t, &detail);
+		enum tri truth = trait_predicate(t, &dc, &detail);
 		_cleanup_free_ char *key = env_key((enum role_id)i, "KV_CACHE_DTYPE");
 		struct check *c;
 		if (truth == TRI_TRUE) {
@@ -1161,9 +1073,10 @@ static void check_traits(struct doctor_report *r, struct deployed *d, const stru
 		if (strcmp(t->name, FP8_TRAIT) == 0)
 			continue; /* the fp8-kv check owns it */
 		if (t->bringup && !t->n_set) {
-			struct dctx dc = { .card = card, .f = f };
+			struct fact_view dc;
+			deployed_view(card, f, -1, NULL, &dc);
 			_cleanup_free_ char *detail = NULL;
-			enum tri truth = eval_trait(&dc, t, &detail);
+			enum tri truth = trait_predicate(t, &dc, &detail);
 			const char *have = env_get(&d->env, "LOBES_BRINGUP");
 			if (truth == TRI_TRUE && have && strcmp(have, t->bringup) != 0) {
 				struct check *c = add(r, "traits", SEV_WARNING,
@@ -1182,9 +1095,10 @@ static void check_traits(struct doctor_report *r, struct deployed *d, const stru
 			const struct deployed_role *dr = &d->roles[i];
 			if (!dr->present || (t->roles_mask && !(t->roles_mask & (1u << i))))
 				continue;
-			struct dctx dc = { .card = card, .f = f, .role = (enum role_id)i, .dr = dr };
+			struct fact_view dc;
+			deployed_view(card, f, i, dr, &dc);
 			_cleanup_free_ char *detail = NULL;
-			enum tri truth = eval_trait(&dc, t, &detail);
+			enum tri truth = trait_predicate(t, &dc, &detail);
 			if (truth == TRI_FALSE)
 				continue;
 			_cleanup_buf_ struct buf diff, fix;
