@@ -49,55 +49,6 @@ static const struct command commands[] = {
 	  "  --apply       write the files atomically; replaced files are kept as NAME.bak.N;\n"
 	  "                .env is mode 0600\n"
 	  "  --reset KEY   forget your edit of .env KEY (repeatable)\n" },
-	{ "serve", cmd_serve, "lobes serve [--apply] [--drop-caches] [options]",
-	  "bring the fleet up in a memory-safe order (dry-run unless --apply)",
-	  "Starts the deployed roles in LOBES_ORDER. One window at a time (unified\n"
-	  "memory): before each role a memory gate (MemFree >= budget + margin), then\n"
-	  "start it, then wait until its boot log says memory profiling and the KV\n"
-	  "cache are done before the next. Then every role must answer /health.\n"
-	  "A role that dies or overruns a bound stops the wait (exit 1) with its last\n"
-	  "log lines and the cause; roles already up keep running.\n"
-	  "  --apply             start the roles (default: print the plan)\n"
-	  "  --drop-caches       drop the page cache once at a gate that is short (root)\n"
-	  "  --margin-gib N      memory kept free above each budget (default 1)\n"
-	  "  --mem-wait S        bound on one memory gate (default 300)\n"
-	  "  --window-wait S     bound on one role's start to its window closing (default 1800)\n"
-	  "  --ready-wait S      bound on the final wait for /health (default 1800)\n"
-	  "  --poll-ms N         how often to look (default 500)\n"
-	  "  --mode M            one-at-a-time or together (default: LOBES_BRINGUP of .env)\n" },
-	{ "stop", cmd_stop, "lobes stop [--apply] [--drop-caches] [--wait S]",
-	  "tear the fleet down and wait for its memory to come back (dry-run unless --apply)",
-	  "Runs compose down, then waits (bounded) until the memory the running roles\n"
-	  "held is free again; exit 1 when it does not come back in time.\n"
-	  "  --apply         stop (default: say what would stop)\n"
-	  "  --drop-caches   drop the page cache once if memory is short (root; unified\n"
-	  "                  boxes keep weights in the page cache after teardown)\n"
-	  "  --wait S        how long to wait for memory (default 120)\n" },
-	{ "verify", cmd_verify, "lobes verify [--role R] [--no-probe] [--timeout S] QUESTION | --list",
-	  "answer a recorded question against the running fleet and write an evidence record",
-	  "Read-only: looks at the running role (effective args and env, boot log\n"
-	  "signatures, image, vLLM version, checkpoint facts, its probe), routes the\n"
-	  "observations through the question's recorded outcomes, and writes\n"
-	  "DIR/evidence/DATE-QUESTION-CARD.txt and .json. Exit 0 decided, 1 undecided,\n"
-	  "4 could not verify (no container, docker unreachable).\n"
-	  "  --list         the questions there are\n"
-	  "  --role R       look at role R instead of the question's\n"
-	  "  --no-probe     skip the role's probe\n"
-	  "  --timeout S    probe timeout (default 60)\n" },
-	{ "triage", cmd_triage, "lobes triage [--follow [--timeout S]] [--all] [--json] [FILE... | --role R]",
-	  "name the known causes in vLLM boot logs (exit 1 on a fatal one)",
-	  "Matches each line of the logs (FILE, or stdin for '-' or no FILE) against\n"
-	  "the signatures in data/signatures and DIR/signatures/*.yaml (an operator\n"
-	  "signature with a shipped id replaces it). Prints FILE:LINE: SEVERITY id,\n"
-	  "the cause, the fix and the implicated trait, then a summary per input.\n"
-	  "  --all         every occurrence (default: each signature's first, with a count)\n"
-	  "  --follow      keep reading the one input as it grows (every 200 ms) until\n"
-	  "                'Application startup complete.', a fatal signature, the end\n"
-	  "                of a pipe, --timeout, or an interrupt\n"
-	  "  --timeout S   with --follow, stop after S seconds (default: no limit)\n"
-	  "  --role R      the boot log of role R's container (Engine API), as it is now\n"
-	  "Exit 1 when a fatal signature matched, 0 otherwise, 3 when an input cannot be\n"
-	  "read or a signature file is bad, 4 when a role's log cannot be fetched.\n" },
 	{ "doctor", cmd_doctor, "lobes doctor [--profile P] [--image-probe] [--json]",
 	  "check the deploy dir against this box before a boot (read-only)",
 	  "One line per finding (ok, info, warning, error), then what to do. Checks:\n"
@@ -124,6 +75,22 @@ static const struct command commands[] = {
 	  "compose command), HF_HUB_CACHE/HF_HOME (checkpoints), those of `lobes detect`.\n"
 	  "Exit 1 when a check found an error, 0 otherwise, 3 when the deploy dir\n"
 	  "cannot be read at all.\n" },
+	{ "serve", cmd_serve, "lobes serve [--apply] [--drop-caches] [options]",
+	  "bring the fleet up in a memory-safe order (dry-run unless --apply)",
+	  "Starts the deployed roles in LOBES_ORDER. One window at a time (unified\n"
+	  "memory): before each role a memory gate (MemFree >= budget + margin), then\n"
+	  "start it, then wait until its boot log says memory profiling and the KV\n"
+	  "cache are done before the next. Then every role must answer /health.\n"
+	  "A role that dies or overruns a bound stops the wait (exit 1) with its last\n"
+	  "log lines and the cause; roles already up keep running.\n"
+	  "  --apply             start the roles (default: print the plan)\n"
+	  "  --drop-caches       drop the page cache once at a gate that is short (root)\n"
+	  "  --margin-gib N      memory kept free above each budget (default 1)\n"
+	  "  --mem-wait S        bound on one memory gate (default 300)\n"
+	  "  --window-wait S     bound on one role's start to its window closing (default 1800)\n"
+	  "  --ready-wait S      bound on the final wait for /health (default 1800)\n"
+	  "  --poll-ms N         how often to look (default 500)\n"
+	  "  --mode M            one-at-a-time or together (default: LOBES_BRINGUP of .env)\n" },
 	{ "status", cmd_status, "lobes status [--json]",
 	  "show each role's container state, health, port, model and uptime",
 	  "Read-only, no detection. Reads the deploy dir's .env (profile, roles,\n"
@@ -151,6 +118,39 @@ static const struct command commands[] = {
 	  "  ROLE            only these roles; one not feasible in the deploy dir is a\n"
 	  "                  usage error\n"
 	  "Exit 1 when a probe fails, 0 otherwise, 3 when the deploy dir has no .env.\n" },
+	{ "triage", cmd_triage, "lobes triage [--follow [--timeout S]] [--all] [--json] [FILE... | --role R]",
+	  "name the known causes in vLLM boot logs (exit 1 on a fatal one)",
+	  "Matches each line of the logs (FILE, or stdin for '-' or no FILE) against\n"
+	  "the signatures in data/signatures and DIR/signatures/*.yaml (an operator\n"
+	  "signature with a shipped id replaces it). Prints FILE:LINE: SEVERITY id,\n"
+	  "the cause, the fix and the implicated trait, then a summary per input.\n"
+	  "  --all         every occurrence (default: each signature's first, with a count)\n"
+	  "  --follow      keep reading the one input as it grows (every 200 ms) until\n"
+	  "                'Application startup complete.', a fatal signature, the end\n"
+	  "                of a pipe, --timeout, or an interrupt\n"
+	  "  --timeout S   with --follow, stop after S seconds (default: no limit)\n"
+	  "  --role R      the boot log of role R's container (Engine API), as it is now\n"
+	  "Exit 1 when a fatal signature matched, 0 otherwise, 3 when an input cannot be\n"
+	  "read or a signature file is bad, 4 when a role's log cannot be fetched.\n" },
+	{ "verify", cmd_verify, "lobes verify [--role R] [--no-probe] [--timeout S] QUESTION | --list",
+	  "answer a recorded question against the running fleet and write an evidence record",
+	  "Read-only: looks at the running role (effective args and env, boot log\n"
+	  "signatures, image, vLLM version, checkpoint facts, its probe), routes the\n"
+	  "observations through the question's recorded outcomes, and writes\n"
+	  "DIR/evidence/DATE-QUESTION-CARD.txt and .json. Exit 0 decided, 1 undecided,\n"
+	  "4 could not verify (no container, docker unreachable).\n"
+	  "  --list         the questions there are\n"
+	  "  --role R       look at role R instead of the question's\n"
+	  "  --no-probe     skip the role's probe\n"
+	  "  --timeout S    probe timeout (default 60)\n" },
+	{ "stop", cmd_stop, "lobes stop [--apply] [--drop-caches] [--wait S]",
+	  "tear the fleet down and wait for its memory to come back (dry-run unless --apply)",
+	  "Runs compose down, then waits (bounded) until the memory the running roles\n"
+	  "held is free again; exit 1 when it does not come back in time.\n"
+	  "  --apply         stop (default: say what would stop)\n"
+	  "  --drop-caches   drop the page cache once if memory is short (root; unified\n"
+	  "                  boxes keep weights in the page cache after teardown)\n"
+	  "  --wait S        how long to wait for memory (default 120)\n" },
 };
 
 static const char *exit_codes_help =
