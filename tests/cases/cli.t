@@ -22,4 +22,5 @@ run "$LOBES" --dir
 is "$rc" 2 "--dir without a value is a usage error"
 run "$LOBES" --man
 like "$out" '^\.TH LOBES 1' "--man prints a man page"
+is "$out" "$(cat "$SRC/docs/lobes.1")" "docs/lobes.1 is the man page of this binary (make man)"
 done_testing
