@@ -128,11 +128,15 @@ static int parse_cond(struct qp *c, struct fy_node *n, struct q_cond *out)
 	if (keys_ok(c, n, "a condition", keys) < 0 || req_str(c, n, "obs", "a condition", &out->obs) < 0)
 		return -1;
 	int ops = 0;
+	for (const char *const *op = keys + 1; *op; op++)
+		ops += fy_node_mapping_lookup_by_string(n, *op, FY_NT) != NULL;
+	if (ops != 1)
+		return qerr(c, n, "condition on '%s' has %s; expected exactly one of eq, ne, in", out->obs,
+			    ops ? "several operators" : "no operator");
 	for (const char *const *op = keys + 1; *op; op++) {
 		struct fy_node *v = fy_node_mapping_lookup_by_string(n, *op, FY_NT);
 		if (!v)
 			continue;
-		ops++;
 		out->op = xstrdup(*op);
 		size_t cnt = strcmp(*op, "in") == 0 && fy_node_is_sequence(v) ? (size_t)fy_node_sequence_item_count(v) : 1;
 		if (strcmp(*op, "in") == 0 && !fy_node_is_sequence(v))
@@ -154,9 +158,6 @@ static int parse_cond(struct qp *c, struct fy_node *n, struct q_cond *out)
 			}
 		}
 	}
-	if (ops != 1)
-		return qerr(c, n, "condition on '%s' has %s; expected exactly one of eq, ne, in", out->obs,
-			    ops ? "several operators" : "no operator");
 	return 0;
 }
 
