@@ -65,14 +65,12 @@ CMD(stop)
 	engine_close(&eng);
 	/* Memory expected back: the budgets of the running roles. */
 	uint64_t device = 0, free0 = 0, held = 0;
-	meminfo_field("MemTotal", &device, NULL);
-	struct host_facts hf = { 0 };
-	struct facts_opts fo;
-	facts_opts_from_env(&fo);
-	double gib;
-	if (host_facts_gather(&hf, &fo, NULL) == 0 && host_facts_mem_gib(&hf, &gib))
-		device = (uint64_t)(gib * GiB);
-	host_facts_free(&hf);
+	_cleanup_free_ char *device_src = NULL;
+	if (device_memory(&device, &device_src, &e) < 0) {
+		engine_container_list_free(&l);
+		fleet_free(&fleet);
+		return cmd_fail(ctx, e);
+	}
 	json_auto_t *res = json_pack("{s:s, s:[], s:b}", "dir", fleet.dir, "containers", "applied", apply);
 	json_t *cl = json_object_get(res, "containers");
 	for (size_t i = 0; i < l.n; i++) {

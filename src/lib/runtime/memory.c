@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../facts/facts.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "memory.h"
@@ -41,4 +42,22 @@ int drop_caches(struct err **err)
 	if (write(fd, "3\n", 2) != 2)
 		return err_errno(err, EXIT_RUNTIME, errno, "drop caches: write '%s'", path);
 	return 0;
+}
+
+int device_memory(uint64_t *bytes, char **source, struct err **err)
+{
+	struct host_facts hf = { 0 };
+	struct facts_opts fo;
+	facts_opts_from_env(&fo);
+	double gib;
+	int rc = 0;
+	if (host_facts_gather(&hf, &fo, NULL) == 0 && host_facts_mem_gib(&hf, &gib)) {
+		*bytes = (uint64_t)(gib * 1073741824.0);
+		*source = xstrdup(hf.mem_total.source ? hf.mem_total.source : "detected");
+	} else {
+		rc = meminfo_field("MemTotal", bytes, err);
+		*source = xstrdup("/proc/meminfo MemTotal (no GPU memory detected)");
+	}
+	host_facts_free(&hf);
+	return rc;
 }
