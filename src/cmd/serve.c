@@ -2,10 +2,11 @@
  * serve.c — `lobes serve [--apply]`: bring the deployed fleet up in the
  * plan's order with memory gates (src/lib/runtime/bringup.c does the
  * sequencing). Dry-run prints the bring-up plan. With --apply: compose
- * starts each role; the Engine API gives state, restarts and the boot log;
- * /health on the role's port says ready. A role that dies or overruns its
- * bound stops the wait: its last log lines and the cause triage names are
- * shown, roles already up are left running, exit 1.
+ * starts the first role and creates the others, which are started through
+ * the Engine API at their turn; the Engine API gives state, restarts and the
+ * boot log; /health on the role's port says ready. A role that dies or
+ * overruns its bound stops the wait: its last log lines and the cause triage
+ * names are shown, roles already up are left running, exit 1.
  */
 #include <getopt.h>
 #include <stdint.h>
@@ -17,6 +18,7 @@
 #include "../lib/runtime/bringup.h"
 #include "../lib/runtime/compose_cli.h"
 #include "../lib/runtime/engine_api.h"
+#include "../lib/runtime/engine_start.h"
 #include "../lib/runtime/fleet.h"
 #include "../lib/runtime/memory.h"
 #include "../lib/util/cleanup.h"
@@ -31,6 +33,8 @@ struct serve {
 	struct compose compose;
 	struct engine engine;
 	bool tty;
+	const char *services[ROLE__COUNT + 1]; /* the plan's roles, NULL-terminated */
+	bool created;                          /* compose has created their containers */
 };
 
 static long long mono_ms(void *ud)
@@ -48,9 +52,9 @@ static void sleep_ms(void *ud, int ms)
 	nanosleep(&ts, NULL);
 }
 
-static int op_start(void *ud, enum role_id r, struct err **err)
+/* compose `up -d --no-deps ROLE` (create if needed, and start). */
+static int compose_start(struct serve *s, enum role_id r, struct err **err)
 {
-	struct serve *s = ud;
 	const char *svc[] = { role_name(r), NULL };
 	struct proc_result res;
 	if (compose_up(&s->compose, svc, &res, err) < 0)
@@ -58,6 +62,49 @@ static int op_start(void *ud, enum role_id r, struct err **err)
 	int rc = compose_result_check("up", &res, err);
 	proc_result_free(&res);
 	return rc;
+}
+
+/* Start role r. The first call starts r through compose (`up -d`), then,
+ * while r loads and profiles, has compose create every other role of the
+ * plan without starting it (`up --no-start`, one compose run). Each later
+ * role is started through the Engine API: milliseconds, where a compose run
+ * costs about a second (a Python start-up) between two memory windows. A
+ * role whose container is gone by then is started by compose again. */
+static int op_start(void *ud, enum role_id r, struct err **err)
+{
+	struct serve *s = ud;
+	if (!s->created) {
+		s->created = true;
+		if (compose_start(s, r, err) < 0)
+			return -1;
+		const char *rest[ROLE__COUNT + 1];
+		size_t k = 0;
+		for (size_t i = 0; s->services[i]; i++)
+			if (strcmp(s->services[i], role_name(r)) != 0)
+				rest[k++] = s->services[i];
+		rest[k] = NULL;
+		if (!k)
+			return 0;
+		struct proc_result res;
+		if (compose_create(&s->compose, rest, &res, err) < 0)
+			return -1;
+		int rc = compose_result_check("up --no-start", &res, err);
+		proc_result_free(&res);
+		return rc;
+	}
+	struct engine_container_list l;
+	if (engine_list_project(&s->engine, s->fleet->project, &l, err) < 0)
+		return -1;
+	_cleanup_free_ char *id = NULL;
+	for (size_t i = 0; i < l.n; i++)
+		if (strcmp(l.c[i].service, role_name(r)) == 0)
+			id = xstrdup(l.c[i].id);
+	engine_container_list_free(&l);
+	if (!id)
+		return compose_start(s, r, err);
+	if (engine_start_container(&s->engine, id, err) < 0)
+		return err_wrap(err, "start '%s'", role_name(r));
+	return 0;
 }
 
 static int op_observe(void *ud, enum role_id r, struct role_obs *o, struct err **err)
@@ -245,22 +292,12 @@ CMD(serve)
 	if (fleet_load(&fleet, ctx->dir, &e) < 0)
 		return cmd_fail(ctx, e);
 	/* Device memory: the detected total, else the host's MemTotal. */
-	struct host_facts hf = { 0 };
-	struct facts_opts fo;
-	facts_opts_from_env(&fo);
 	uint64_t device = 0, free_now = 0;
-	const char *device_src = "/proc/meminfo MemTotal";
-	double gib;
-	if (host_facts_gather(&hf, &fo, NULL) == 0 && host_facts_mem_gib(&hf, &gib)) {
-		device = (uint64_t)(gib * GiB);
-		device_src = hf.mem_total.source ? hf.mem_total.source : "detected";
-	} else if (meminfo_field("MemTotal", &device, &e) < 0) {
-		host_facts_free(&hf);
+	_cleanup_free_ char *device_src_copy = NULL;
+	if (device_memory(&device, &device_src_copy, &e) < 0) {
 		fleet_free(&fleet);
 		return cmd_fail(ctx, e);
 	}
-	_cleanup_free_ char *device_src_copy = xstrdup(device_src);
-	host_facts_free(&hf);
 	meminfo_field("MemFree", &free_now, NULL);
 	bool one = so.one_override || (!so.together_override && strcmp(fleet.bringup, "together") != 0);
 	struct bringup_role roles[ROLE__COUNT];
@@ -306,6 +343,8 @@ CMD(serve)
 		return 0;
 	}
 	struct serve s = { .ctx = ctx, .fleet = &fleet };
+	for (size_t i = 0; i < n; i++)
+		s.services[i] = role_name(roles[i].role);
 	if (compose_open(&s.compose, fleet.dir, &e) < 0 || engine_open(&s.engine, &e) < 0 ||
 	    engine_ping(&s.engine, &e) < 0) {
 		compose_free(&s.compose);

@@ -182,6 +182,19 @@ int compose_up(const struct compose *c, const char *const *services, struct proc
 	return compose_run(c, (const char *const *)args, COMPOSE_UP_TIMEOUT_MS, res, err);
 }
 
+int compose_create(const struct compose *c, const char *const *services, struct proc_result *res,
+		   struct err **err)
+{
+	size_t n = 0;
+	_cleanup_strv_ char **args = xcalloc(1, sizeof(*args));
+	strv_push(&args, &n, "up");
+	strv_push(&args, &n, "--no-start");
+	strv_push(&args, &n, "--no-deps");
+	for (const char *const *s = services; s && *s; s++)
+		strv_push(&args, &n, *s);
+	return compose_run(c, (const char *const *)args, COMPOSE_UP_TIMEOUT_MS, res, err);
+}
+
 int compose_down(const struct compose *c, struct proc_result *res, struct err **err)
 {
 	static const char *const args[] = { "down", NULL };

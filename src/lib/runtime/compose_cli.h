@@ -58,6 +58,11 @@ int compose_run(const struct compose *c, const char *const *args, int timeout_ms
 /* `up -d --no-deps SERVICE...` (services NULL-terminated; empty: all). */
 int compose_up(const struct compose *c, const char *const *services, struct proc_result *res,
 	       struct err **err);
+/* `up --no-start --no-deps SERVICE...`: create (or recreate, when their
+ * configuration changed) the services' containers without starting any
+ * (services NULL-terminated; empty: all). */
+int compose_create(const struct compose *c, const char *const *services, struct proc_result *res,
+		   struct err **err);
 /* `down` (containers stop with compose's own timeout). */
 int compose_down(const struct compose *c, struct proc_result *res, struct err **err);
 /* `ps` (human-readable; the Engine API is the structured view). */
