@@ -14,7 +14,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../lib/facts/facts.h"
 #include "../lib/runtime/bringup.h"
 #include "../lib/runtime/compose_cli.h"
 #include "../lib/runtime/engine_api.h"
@@ -32,7 +31,6 @@ struct serve {
 	struct fleet *fleet;
 	struct compose compose;
 	struct engine engine;
-	bool tty;
 	const char *services[ROLE__COUNT + 1]; /* the plan's roles, NULL-terminated */
 	bool created;                          /* compose has created their containers */
 };

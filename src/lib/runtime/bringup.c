@@ -171,9 +171,11 @@ static int wait_window(struct run *r, enum role_id role, struct err **err)
 static int start(struct run *r, enum role_id role, struct err **err)
 {
 	struct bringup_role_result *s = slot(r, role);
+	long long asked = elapsed(r); /* the start request, not its return: a start may
+				       * do more work (serve creates the other roles) */
 	if (r->ops->start(r->ops->ud, role, err) < 0)
 		return -1;
-	s->start_ms = elapsed(r);
+	s->start_ms = asked;
 	s->outcome = OUT_STARTED;
 	emit(r, EV_START, role, 0, 0, NULL);
 	return 0;
