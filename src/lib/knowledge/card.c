@@ -170,14 +170,8 @@ int card_parse(const struct pctx *c, struct fy_node *root, struct card *out, str
 	static const char *const attach[] = { "reservation", "runtime", NULL };
 	static const char *const status[] = { "validated", "partial", "unvalidated", NULL };
 	const char *w = "a card";
-	if (map_check(c, root, NULL, "card", w, "key", keys, err) < 0 ||
-	    ystr(c, root, NULL, "name", w, true, NAME_EXPECT, &out->name, err) < 0)
+	if (yhead(c, root, "card", w, keys, &out->name, &out->pos, err) < 0)
 		return -1;
-	struct yval nv = map_find(root, "name");
-	if (!name_ok(out->name))
-		return perr(c, nv.val, nv.key, err, "name '%s' is invalid; expected %s", out->name,
-			    NAME_EXPECT);
-	pos_set(&out->pos, c, nv.val, nv.key);
 	if (ystr(c, root, NULL, "description", w, false, "a sentence", &out->description, err) < 0 ||
 	    parse_detect(c, map_find(root, "detect"), out, err) < 0 ||
 	    yenum(c, root, NULL, "memory_model", w, true, models, &out->memory_model, err) < 0 ||

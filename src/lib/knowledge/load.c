@@ -373,6 +373,20 @@ bool name_ok(const char *s)
 	return true;
 }
 
+int yhead(const struct pctx *c, struct fy_node *root, const char *kind, const char *where,
+	  const char *const *keys, char **name, struct src_pos *pos, struct err **err)
+{
+	if (map_check(c, root, NULL, kind, where, "key", keys, err) < 0 ||
+	    ystr(c, root, NULL, "name", where, true, NAME_EXPECT, name, err) < 0)
+		return -1;
+	struct yval nv = map_find(root, "name");
+	if (!name_ok(*name))
+		return perr(c, nv.val, nv.key, err, "name '%s' is invalid; expected %s", *name,
+			    NAME_EXPECT);
+	pos_set(pos, c, nv.val, nv.key);
+	return 0;
+}
+
 /* ---- shared sub-schemas ---------------------------------------------- */
 
 static bool date_ok(const char *s)

@@ -71,6 +71,11 @@ const char *node_kind(struct fy_node *n);
 /* A valid knowledge name: non-empty, no '/', no "..", no spaces. */
 bool name_ok(const char *s);
 #define NAME_EXPECT "a non-empty name without '/', '..' or spaces"
+/* The head every card, trait and profile shares: check root's keys against
+ * keys[] (`kind` names the entry, `where` is "a card"...), then read its
+ * required `name`, which must pass name_ok(), and where it stands. */
+int yhead(const struct pctx *c, struct fy_node *root, const char *kind, const char *where,
+	  const char *const *keys, char **name, struct src_pos *pos, struct err **err);
 
 /* A sequence of evidence mappings (at least one when required). */
 int yevidence(const struct pctx *c, struct fy_node *m, struct fy_node *mkey, const char *where,

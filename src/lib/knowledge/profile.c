@@ -88,14 +88,8 @@ int profile_parse(const struct pctx *c, struct fy_node *root, struct profile *ou
 					    "traits", "order", "roles", "known_failures", NULL };
 	static const char *const status[] = { "validated", "partial", "unvalidated", NULL };
 	const char *w = "a profile";
-	if (map_check(c, root, NULL, "profile", w, "key", keys, err) < 0 ||
-	    ystr(c, root, NULL, "name", w, true, NAME_EXPECT, &out->name, err) < 0)
+	if (yhead(c, root, "profile", w, keys, &out->name, &out->pos, err) < 0)
 		return -1;
-	struct yval nv = map_find(root, "name");
-	if (!name_ok(out->name))
-		return perr(c, nv.val, nv.key, err, "name '%s' is invalid; expected %s", out->name,
-			    NAME_EXPECT);
-	pos_set(&out->pos, c, nv.val, nv.key);
 	if (ystr(c, root, NULL, "card", w, true, "the name of a card, or any", &out->card, err) < 0)
 		return -1;
 	struct yval cv = map_find(root, "card");

@@ -308,14 +308,8 @@ int trait_parse(const struct pctx *c, struct fy_node *root, struct trait *out, s
 	static const char *const unknown[] = { "apply", "skip", NULL };
 	static const char *const bringup[] = { "one-at-a-time", "together", NULL };
 	const char *w = "a trait";
-	if (map_check(c, root, NULL, "trait", w, "key", keys, err) < 0 ||
-	    ystr(c, root, NULL, "name", w, true, NAME_EXPECT, &out->name, err) < 0)
+	if (yhead(c, root, "trait", w, keys, &out->name, &out->pos, err) < 0)
 		return -1;
-	struct yval nv = map_find(root, "name");
-	if (!name_ok(out->name))
-		return perr(c, nv.val, nv.key, err, "name '%s' is invalid; expected %s", out->name,
-			    NAME_EXPECT);
-	pos_set(&out->pos, c, nv.val, nv.key);
 	if (ystr(c, root, NULL, "cause", w, true, "a sentence naming the cause", &out->cause, err) < 0)
 		return -1;
 	_cleanup_strv_ char **roles = NULL;
