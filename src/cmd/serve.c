@@ -17,7 +17,6 @@
 #include "../lib/runtime/bringup.h"
 #include "../lib/runtime/compose_cli.h"
 #include "../lib/runtime/engine_api.h"
-#include "../lib/runtime/engine_start.h"
 #include "../lib/runtime/fleet.h"
 #include "../lib/runtime/memory.h"
 #include "../lib/util/cleanup.h"

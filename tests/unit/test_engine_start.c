@@ -1,6 +1,6 @@
 /*
  * test_engine_start.c — starting a created container through the Engine
- * API (engine_start.h) against a fake engine on a unix socket that answers
+ * API (engine_start_container, engine_api.h) against a fake engine on a unix socket that answers
  * POST /containers/ID/start as dockerd does (204 started, 304 already
  * running, 404 no such container, 500 with a message), and compose_create's
  * command line through a stub compose (LOBES_COMPOSE).
@@ -13,7 +13,7 @@
 
 #include "testutil.h"
 #include "../../src/lib/runtime/compose_cli.h"
-#include "../../src/lib/runtime/engine_start.h"
+#include "../../src/lib/runtime/engine_api.h"
 #include "../../src/lib/util/buf.h"
 #include "../../src/lib/util/fs.h"
 

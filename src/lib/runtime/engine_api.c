@@ -174,12 +174,13 @@ static char *error_message(const char *body)
 	return xstrdup(str_strip(s));
 }
 
-/* GET path from the engine. On 2xx the payload is in body (through demux
- * when given) and 0 is returned; *status gets the HTTP status. A non-2xx
- * answer returns -2 with *err naming the status and the engine's message
- * (so a caller may map 404). Transport failures return -1. */
-static int engine_get(struct engine *e, const char *path, struct log_demux *demux,
-		      struct buf *body, long *status, struct err **err)
+/* METHOD ("GET" or "POST", the latter with an empty body) path on the
+ * engine. On 2xx the payload is in body (through demux when given) and 0 is
+ * returned; *status gets the HTTP status. A non-2xx answer returns -2 with
+ * *err naming the status and the engine's message (so a caller may map 404).
+ * Transport failures return -1. */
+static int engine_request(const struct engine *e, const char *method, const char *path,
+			  struct log_demux *demux, struct buf *body, long *status, struct err **err)
 {
 	pthread_once(&curl_once, curl_init_once);
 	CURL *h = curl_easy_init();
@@ -192,6 +193,11 @@ static int engine_get(struct engine *e, const char *path, struct log_demux *demu
 	char errbuf[CURL_ERROR_SIZE] = "";
 	curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, e->sock);
 	curl_easy_setopt(h, CURLOPT_URL, url);
+	if (strcmp(method, "POST") == 0) {
+		curl_easy_setopt(h, CURLOPT_POST, 1L);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, "");
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, 0L);
+	}
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
 			 e->timeout_ms < CONNECT_TIMEOUT_MS ? e->timeout_ms : CONNECT_TIMEOUT_MS);
@@ -211,25 +217,31 @@ static int engine_get(struct engine *e, const char *path, struct log_demux *demu
 		return err_set(err, EXIT_RUNTIME, "docker engine at '%s': connect: %s", e->sock,
 			       oserr ? strerror((int)oserr) : *errbuf ? errbuf : curl_easy_strerror(rc));
 	if (rc == CURLE_OPERATION_TIMEDOUT)
-		return err_set(err, EXIT_RUNTIME, "docker engine at '%s': GET %s: no answer within %ld ms",
-			       e->sock, path, e->timeout_ms);
+		return err_set(err, EXIT_RUNTIME, "docker engine at '%s': %s %s: no answer within %ld ms",
+			       e->sock, method, path, e->timeout_ms);
 	if (s.overflow && demux && demux->bad)
-		return err_set(err, EXIT_RUNTIME, "docker engine at '%s': GET %s: malformed log stream",
-			       e->sock, path);
+		return err_set(err, EXIT_RUNTIME, "docker engine at '%s': %s %s: malformed log stream",
+			       e->sock, method, path);
 	if (s.overflow)
 		return err_set(err, EXIT_RUNTIME,
-			       "docker engine at '%s': GET %s: response larger than %zu bytes", e->sock,
-			       path, body->cap ? body->cap : BUF_DEFAULT_CAP);
+			       "docker engine at '%s': %s %s: response larger than %zu bytes", e->sock,
+			       method, path, body->cap ? body->cap : BUF_DEFAULT_CAP);
 	if (rc != CURLE_OK)
-		return err_set(err, EXIT_RUNTIME, "docker engine at '%s': GET %s: %s", e->sock, path,
-			       *errbuf ? errbuf : curl_easy_strerror(rc));
+		return err_set(err, EXIT_RUNTIME, "docker engine at '%s': %s %s: %s", e->sock, method,
+			       path, *errbuf ? errbuf : curl_easy_strerror(rc));
 	if (code < 200 || code >= 300) {
 		_cleanup_free_ char *m = error_message(buf_str(&errbody));
-		err_set(err, EXIT_RUNTIME, "docker engine at '%s': GET %s: HTTP %ld%s%s", e->sock, path,
-			code, *m ? ": " : "", m);
+		err_set(err, EXIT_RUNTIME, "docker engine at '%s': %s %s: HTTP %ld%s%s", e->sock, method,
+			path, code, *m ? ": " : "", m);
 		return -2;
 	}
 	return 0;
+}
+
+static int engine_get(struct engine *e, const char *path, struct log_demux *demux,
+		      struct buf *body, long *status, struct err **err)
+{
+	return engine_request(e, "GET", path, demux, body, status, err);
 }
 
 int engine_ping(struct engine *e, struct err **err)
@@ -254,6 +266,39 @@ static int check_ref(const char *what, const char *ref, struct err **err)
 }
 
 /* ---- containers ---------------------------------------------------------- */
+
+int engine_start_container(const struct engine *e, const char *id, struct err **err)
+{
+	/* a '/' would change the path: refused like the characters check_ref refuses */
+	if (check_ref("container", id, err) < 0)
+		return -1;
+	if (strchr(id, '/'))
+		return err_set(err, EXIT_INTERNAL, "container '%s' cannot be named to the engine", id);
+	_cleanup_buf_ struct buf b;
+	buf_init(&b, 64 << 10);
+	_cleanup_free_ char *path = xasprintf("/containers/%s/start", id);
+	long code = 0;
+	struct err *e2 = NULL;
+	int rc = engine_request(e, "POST", path, NULL, &b, &code, &e2);
+	if (rc == -2 && code == 304) { /* already running */
+		err_free(e2);
+		return 0;
+	}
+	if (rc == -2 && code == 404) {
+		err_free(e2);
+		return err_set(err, EXIT_RUNTIME, "no such container '%s'", id);
+	}
+	if (rc < 0) {
+		if (err) {
+			err_free(*err);
+			*err = e2;
+		} else {
+			err_free(e2);
+		}
+		return -1;
+	}
+	return 0;
+}
 
 static void container_init_empty(struct engine_container *c)
 {

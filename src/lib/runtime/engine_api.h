@@ -3,8 +3,8 @@
  * what the compose CLI does not say well: each container's state, health,
  * effective command and environment, its boot log, and image metadata.
  *
- * Lifecycle (up, down) goes through the compose CLI (compose_cli.h); this
- * side only reads. Paths are unversioned, so the daemon answers with its
+ * Lifecycle (create, up, down) goes through the compose CLI (compose_cli.h);
+ * this side reads, and starts a container compose already created. Paths are unversioned, so the daemon answers with its
  * own current API version (a pinned old version is refused by newer
  * daemons). Every call is bounded by a timeout and every body goes through
  * a capped struct buf. The JSON parsers are public so recorded bodies can be
@@ -37,6 +37,15 @@ void engine_close(struct engine *e);
 /* The socket path DOCKER_HOST names (a unix:// URL), or the default when
  * it is unset or empty; NULL (EXIT_CONFIG) for another scheme. Caller frees. */
 char *engine_sock_from_host(const char *docker_host, struct err **err);
+
+/* POST /containers/ID/start: start a container compose created (`up
+ * --no-start`). Compose stays the lifecycle tool (create, recreate, down);
+ * a start is one engine call with `docker start`'s meaning, milliseconds
+ * where a compose run costs a Python start-up between two memory windows.
+ * 0 when started (204) or already running (304); "no such container 'ID'"
+ * for a 404; other answers and transport failures are EXIT_RUNTIME naming
+ * the socket; an id that cannot be put in a path is EXIT_INTERNAL. */
+int engine_start_container(const struct engine *e, const char *id, struct err **err);
 
 /* GET /_ping. 0 when the daemon answered OK; -1 with "docker engine at
  * 'SOCK': connect: REASON" (EXIT_RUNTIME) when it could not be reached. */
