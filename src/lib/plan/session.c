@@ -26,6 +26,15 @@ int loaded_plan_init_ov(struct loaded_plan *lp, const char *deploy_dir, const ch
 	return 0;
 }
 
+int loaded_plan_reresolve(struct loaded_plan *lp, const char *profile, const struct override *ov,
+			  size_t n_ov, struct err **err)
+{
+	plan_free(&lp->plan);
+	struct plan_input in = { .k = &lp->k, .facts = &lp->facts, .profile = profile,
+				 .overrides = ov, .n_overrides = n_ov };
+	return plan_resolve(&lp->plan, &in, err);
+}
+
 int loaded_plan_init(struct loaded_plan *lp, const char *deploy_dir, const char *profile,
 		     struct err **err)
 {

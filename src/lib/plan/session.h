@@ -20,6 +20,11 @@ int loaded_plan_init(struct loaded_plan *lp, const char *deploy_dir, const char 
 		     struct err **err);
 int loaded_plan_init_ov(struct loaded_plan *lp, const char *deploy_dir, const char *profile,
 			const struct override *ov, size_t n_ov, struct err **err);
+/* Resolve lp's plan again over the facts and knowledge it already holds
+ * (nothing is detected or loaded twice), e.g. with overrides. On failure
+ * the caller still calls loaded_plan_free(). */
+int loaded_plan_reresolve(struct loaded_plan *lp, const char *profile, const struct override *ov,
+			  size_t n_ov, struct err **err);
 void loaded_plan_free(struct loaded_plan *lp);
 
 #endif

@@ -266,32 +266,24 @@ int init_prepare(struct init_result *r, const struct init_opts *o, struct err **
 	 * state file, every value that differs from it counts as the operator's. */
 	json_t *now = json_object();
 	r->lobes_env = now;
+	struct fleet_template t;
+	if (loaded_plan_init(&r->lp, o->dir, profile, err) < 0 || fleet_template_load(&t, err) < 0) {
+		env_file_free(&old);
+		return -1;
+	}
 	{
-		struct loaded_plan lp0;
-		struct fleet_template t0;
 		struct render_out ro0;
-		if (loaded_plan_init(&lp0, o->dir, profile, err) < 0) {
+		if (render_fleet(&r->lp.plan, &t, &ro0, err) < 0) {
+			fleet_template_free(&t);
 			env_file_free(&old);
 			return -1;
 		}
-		int r0 = fleet_template_load(&t0, err);
-		if (r0 == 0) {
-			r0 = render_fleet(&lp0.plan, &t0, &ro0, err);
-			fleet_template_free(&t0);
-		}
-		if (r0 == 0) {
-			struct env_file e0 = { 0 };
-			if (env_parse(render_out_get(&ro0, ".env")->data, ".env", &e0, NULL) == 0)
-				for (size_t i = 0; i < e0.n; i++)
-					json_object_set_new(now, e0.e[i].key, json_string(e0.e[i].value));
-			env_file_free(&e0);
-			render_out_free(&ro0);
-		}
-		loaded_plan_free(&lp0);
-		if (r0 < 0) {
-			env_file_free(&old);
-			return -1;
-		}
+		struct env_file e0 = { 0 };
+		if (env_parse(render_out_get(&ro0, ".env")->data, ".env", &e0, NULL) == 0)
+			for (size_t i = 0; i < e0.n; i++)
+				json_object_set_new(now, e0.e[i].key, json_string(e0.e[i].value));
+		env_file_free(&e0);
+		render_out_free(&ro0);
 	}
 	if (!state)
 		last = now;
@@ -301,6 +293,9 @@ int init_prepare(struct init_result *r, const struct init_opts *o, struct err **
 	size_t n_ov = 0;
 	char **where = NULL;
 	int rc = -1;
+	/* before the first goto: the cleanup must never see it uninitialised */
+	_cleanup_buf_ struct buf diff;
+	buf_init(&diff, 0);
 	for (size_t i = 0; i < old.n; i++) {
 		const struct env_entry *e = &old.e[i];
 		if (env_entry_get(&old, e->key) != e)
@@ -332,15 +327,11 @@ int init_prepare(struct init_result *r, const struct init_opts *o, struct err **
 	}
 	for (size_t i = 0; i < n_ov; i++)
 		ov[i].where = where[i];
-	if (loaded_plan_init_ov(&r->lp, o->dir, profile, ov, n_ov, err) < 0)
-		goto out;
-	struct fleet_template t;
-	if (fleet_template_load(&t, err) < 0)
+	/* The same facts and knowledge, resolved again with the operator's edits. */
+	if (loaded_plan_reresolve(&r->lp, profile, ov, n_ov, err) < 0)
 		goto out;
 	struct render_out ro;
-	int rr = render_fleet(&r->lp.plan, &t, &ro, err);
-	fleet_template_free(&t);
-	if (rr < 0)
+	if (render_fleet(&r->lp.plan, &t, &ro, err) < 0)
 		goto out;
 	/* The render with the operator's knob edits, for the merge. */
 	struct env_file renv = { 0 };
@@ -359,8 +350,6 @@ int init_prepare(struct init_result *r, const struct init_opts *o, struct err **
 							    lobes ? xstrdup(lobes) : NULL,
 							    env_key_is_secret(*k) };
 	}
-	_cleanup_buf_ struct buf diff;
-	buf_init(&diff, 0);
 	for (size_t i = 0; i < ro.n; i++) {
 		struct file_change *fc = &r->files[r->n_files++];
 		fc->name = xstrdup(ro.files[i].name);
@@ -388,6 +377,7 @@ int init_prepare(struct init_result *r, const struct init_opts *o, struct err **
 	r->diff = buf_take(&diff);
 	rc = 0;
 out:
+	fleet_template_free(&t);
 	strv_free(edited);
 	strv_free(where);
 	free(ov);
