@@ -76,7 +76,7 @@ CMD(init)
 	_cleanup_free_ char **reset_owned = reset;
 	if (optind < argc)
 		return cmd_usage_error(ctx, "unexpected argument '%s'", argv[optind]);
-	struct init_opts o = { .dir = ctx->dir, .profile = profile, .reset = (const char *const *)reset };
+	struct init_opts o = { .dir = ctx->dir, .profile = profile, .reset = reset };
 	struct init_result r;
 	struct err *e = NULL;
 	if (init_prepare(&r, &o, &e) < 0) {

@@ -55,16 +55,6 @@ static const char *view_get(const struct fact_view *v, const char *name, char nu
 	return NULL;
 }
 
-static bool parse_num(const char *s, double *out)
-{
-	char *end;
-	double d = strtod(s, &end);
-	if (end == s || *end)
-		return false;
-	*out = d;
-	return true;
-}
-
 static enum tri eval_condition(const struct fact_view *fv, const struct condition *cond,
 			       struct buf *detail)
 {
@@ -82,8 +72,8 @@ static enum tri eval_condition(const struct fact_view *fv, const struct conditio
 		t = (strcmp(cond->op, "ne") == 0 ? !hit : hit) ? TRI_TRUE : TRI_FALSE;
 	} else {
 		double a, b;
-		if (!cond->values || !cond->values[0] || !parse_num(v, &a) ||
-		    !parse_num(cond->values[0], &b))
+		if (!cond->values || !cond->values[0] || !str_to_double(v, &a) ||
+		    !str_to_double(cond->values[0], &b))
 			t = TRI_UNKNOWN;
 		else if (strcmp(cond->op, "lt") == 0)
 			t = a < b ? TRI_TRUE : TRI_FALSE;

@@ -19,22 +19,13 @@
 #include "../util/buf.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
+#include "../util/strv.h"
 #include "plan.h"
 
 const char *prov_kind_name(enum prov_kind k)
 {
 	static const char *n[] = { "default", "profile", "trait", "override" };
 	return n[k];
-}
-
-static void strv_push(char ***v, const char *s)
-{
-	size_t n = 0;
-	while (*v && (*v)[n])
-		n++;
-	*v = xrealloc(*v, (n + 2) * sizeof(char *));
-	(*v)[n] = xstrdup(s);
-	(*v)[n + 1] = NULL;
 }
 
 static void knob_push(struct knob_value *kv, enum prov_kind kind, const char *value,

@@ -10,6 +10,7 @@
 
 #include "../util/cleanup.h"
 #include "../util/fs.h"
+#include "../util/strv.h"
 #include "deploy.h"
 #include "diff.h"
 
@@ -136,24 +137,6 @@ out:
 
 /* --- init ----------------------------------------------------------------- */
 
-static bool in_list(const char *const *l, const char *s)
-{
-	for (; l && *l; l++)
-		if (strcmp(*l, s) == 0)
-			return true;
-	return false;
-}
-
-static void strv_add(char ***v, const char *s)
-{
-	size_t n = 0;
-	while (*v && (*v)[n])
-		n++;
-	*v = xrealloc(*v, (n + 2) * sizeof(char *));
-	(*v)[n] = xstrdup(s);
-	(*v)[n + 1] = NULL;
-}
-
 /* Read a file of the deploy dir; NULL when absent. */
 static char *read_opt(const char *dir, const char *name, struct err **err)
 {
@@ -165,7 +148,7 @@ static char *read_opt(const char *dir, const char *name, struct err **err)
 
 /* Replace the value of KEY=... lines in rendered .env text by the kept
  * operator values, and append operator-only keys. */
-static char *merge_env(const char *rendered, const struct env_file *old, const char *const *edited,
+static char *merge_env(const char *rendered, const struct env_file *old, char *const *edited,
 		       const struct env_file *renv)
 {
 	_cleanup_buf_ struct buf b;
@@ -178,7 +161,7 @@ static char *merge_env(const char *rendered, const struct env_file *old, const c
 		bool replaced = false;
 		if (eq && *p != '#') {
 			_cleanup_free_ char *key = xasprintf("%.*s", (int)(eq - p), p);
-			if (in_list(edited, key)) {
+			if (strv_has(edited, key)) {
 				buf_printf(&b, "%s=%s\n", key, env_get(old, key));
 				replaced = true;
 			}
@@ -190,7 +173,7 @@ static char *merge_env(const char *rendered, const struct env_file *old, const c
 	bool header = false;
 	for (size_t i = 0; i < old->n; i++) {
 		const char *key = old->e[i].key;
-		if (!in_list(edited, key) || env_get(renv, key))
+		if (!strv_has(edited, key) || env_get(renv, key))
 			continue;
 		if (env_entry_get(old, key) != &old->e[i])
 			continue; /* only the last assignment */
@@ -256,7 +239,7 @@ int init_prepare(struct init_result *r, const struct init_opts *o, struct err **
 	}
 	/* A profile chosen before sticks until --profile says otherwise. */
 	const char *profile = o->profile;
-	if (!profile && env_get(&old, "LOBES_PROFILE") && !in_list(o->reset, "LOBES_PROFILE")) {
+	if (!profile && env_get(&old, "LOBES_PROFILE") && !strv_has(o->reset, "LOBES_PROFILE")) {
 		profile = env_get(&old, "LOBES_PROFILE");
 		r->profile_from_dir = true;
 	}
@@ -303,11 +286,11 @@ int init_prepare(struct init_result *r, const struct init_opts *o, struct err **
 		const char *was = json_string_value(json_object_get(last, e->key));
 		if (last && was && strcmp(was, e->value) == 0)
 			continue;
-		if (in_list(o->reset, e->key)) {
-			strv_add(&r->reset, e->key);
+		if (strv_has(o->reset, e->key)) {
+			strv_push(&r->reset, e->key);
 			continue;
 		}
-		strv_add(&edited, e->key);
+		strv_push(&edited, e->key);
 		enum role_id role;
 		enum knob_id knob;
 		if (knob_key(e->key, &role, &knob)) {
@@ -321,7 +304,7 @@ int init_prepare(struct init_result *r, const struct init_opts *o, struct err **
 			free(canon);
 			ov = xrealloc(ov, (n_ov + 1) * sizeof(*ov));
 			_cleanup_free_ char *w = xasprintf(".env:%d %s (operator edit)", e->line, e->key);
-			strv_add(&where, w);
+			strv_push(&where, w);
 			ov[n_ov++] = (struct override){ role, knob, e->value, NULL };
 		}
 	}
@@ -355,7 +338,7 @@ int init_prepare(struct init_result *r, const struct init_opts *o, struct err **
 		fc->name = xstrdup(ro.files[i].name);
 		fc->mode = ro.files[i].mode;
 		fc->new = strcmp(fc->name, ".env") == 0
-				  ? merge_env(ro.files[i].data, &old, (const char *const *)edited, &renv)
+				  ? merge_env(ro.files[i].data, &old, edited, &renv)
 				  : xstrdup(ro.files[i].data);
 		fc->old = strcmp(fc->name, ".env") == 0 && old_env_text ? xstrdup(old_env_text)
 			  : r->dir_exists ? read_opt(o->dir, fc->name, err) : NULL;

@@ -68,7 +68,7 @@ struct init_result {
 struct init_opts {
 	const char *dir;
 	const char *profile; /* NULL: by detection */
-	const char *const *reset; /* NULL-terminated keys, or NULL */
+	char *const *reset;       /* NULL-terminated keys, or NULL */
 };
 
 int init_prepare(struct init_result *r, const struct init_opts *o, struct err **err);

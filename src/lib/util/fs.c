@@ -172,6 +172,16 @@ bool str_starts_with(const char *s, const char *prefix)
 	return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+bool str_to_double(const char *s, double *out)
+{
+	char *end;
+	double d = strtod(s, &end);
+	if (end == s || *end)
+		return false;
+	*out = d;
+	return true;
+}
+
 bool str_icontains(const char *haystack, const char *needle)
 {
 	return strcasestr(haystack, needle) != NULL;

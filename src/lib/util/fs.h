@@ -46,6 +46,8 @@ char *str_rstrip(char *s);
 /* Strip leading and trailing whitespace, returning a pointer into s. */
 char *str_strip(char *s);
 bool str_starts_with(const char *s, const char *prefix);
+/* The whole of s as a number (strtod); false when s is not one. */
+bool str_to_double(const char *s, double *out);
 /* Case-insensitive substring test. */
 bool str_icontains(const char *haystack, const char *needle);
 

@@ -28,6 +28,7 @@
 #include "../knowledge/knowledge.h"
 #include "../render/deploy.h"
 #include "../runtime/compose_cli.h"
+#include "../util/strv.h"
 #include "../util/buf.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
@@ -62,24 +63,6 @@ __attribute__((format(printf, 4, 5))) static struct check *add(struct doctor_rep
 		abort();
 	va_end(ap);
 	return c;
-}
-
-static void strv_push(char ***v, const char *s)
-{
-	size_t n = 0;
-	while (*v && (*v)[n])
-		n++;
-	*v = xrealloc(*v, (n + 2) * sizeof(char *));
-	(*v)[n] = xstrdup(s);
-	(*v)[n + 1] = NULL;
-}
-
-static bool strv_has(char *const *v, const char *s)
-{
-	for (; v && *v; v++)
-		if (strcmp(*v, s) == 0)
-			return true;
-	return false;
 }
 
 /* --- the deployed fleet -------------------------------------------------- */
@@ -498,16 +481,6 @@ static void deployed_view(const struct card *card, const struct host_facts *f, i
 		v->knobs[k] = dr->knobs[k];
 	v->attention_path = dr->attn;
 	v->ckpt = &dr->ck;
-}
-
-static bool parse_num(const char *s, double *out)
-{
-	char *end;
-	double d = strtod(s, &end);
-	if (end == s || *end)
-		return false;
-	*out = d;
-	return true;
 }
 
 /* The backend this role will take, as the plan derives it, but from the
@@ -1156,7 +1129,7 @@ static void check_memory(struct doctor_report *r, const struct deployed *d, cons
 			continue;
 		double u;
 		const char *v = dr->knobs[KNOB_GPU_MEM_UTIL];
-		if (!v || !parse_num(v, &u) || u <= 0 || u > 1) {
+		if (!v || !str_to_double(v, &u) || u <= 0 || u > 1) {
 			buf_printf(&unknown, "%s%s (%s)", unknown.len ? ", " : "", role_name((enum role_id)i),
 				   v ? v : "no --gpu-memory-utilization");
 			continue;
