@@ -1,0 +1,448 @@
+/*
+ * deployed.c — the deployed fleet as the containers will get it.
+ *
+ * Every compose file in .env COMPOSE_FILE is parsed (libfyaml), each role
+ * service's entrypoint + command is interpolated with the .env values
+ * (${VAR:-default}, ${VAR-default}, ${VAR}, $VAR, $$), and the vLLM flags
+ * are read back into knob values. Traits are then evaluated against those
+ * values and the DETECTED facts, not against the plan: a profile that does
+ * not list a trait (spark on a Thor) must still be caught.
+ */
+#include <ctype.h>
+#include <libfyaml.h>
+#include <string.h>
+
+#include "../../facts/facts.h"
+#include "../../util/buf.h"
+#include "../../util/cleanup.h"
+#include "../../util/fs.h"
+#include "../../util/strv.h"
+#include "doctor_int.h"
+
+void deployed_free(struct deployed *d)
+{
+	env_file_free(&d->env);
+	strv_free(d->files);
+	for (int r = 0; r < ROLE__COUNT; r++) {
+		struct deployed_role *dr = &d->roles[r];
+		free(dr->service);
+		for (int k = 0; k < KNOB__COUNT; k++)
+			free(dr->knobs[k]);
+		checkpoint_facts_free(&dr->ck);
+		free(dr->attn);
+		free(dr->attn_why);
+	}
+	for (size_t i = 0; i < d->n_uses; i++) {
+		free(d->uses[i].name);
+		free(d->uses[i].value);
+		free(d->uses[i].where);
+	}
+	free(d->uses);
+	memset(d, 0, sizeof(*d));
+}
+
+/* Compose-style interpolation of s with the .env values (never the process
+ * environment: doctor checks the deploy dir). Unknown forms are kept. */
+static char *interp(const char *s, const struct env_file *env)
+{
+	_cleanup_buf_ struct buf b;
+	buf_init(&b, 0);
+	for (const char *p = s; *p;) {
+		if (p[0] != '$') {
+			buf_add(&b, p++, 1);
+			continue;
+		}
+		if (p[1] == '$') {
+			buf_adds(&b, "$");
+			p += 2;
+			continue;
+		}
+		if (p[1] == '{') {
+			/* find the matching '}' */
+			int depth = 0;
+			const char *q = p + 1;
+			for (; *q; q++) {
+				if (*q == '{')
+					depth++;
+				else if (*q == '}' && --depth == 0)
+					break;
+			}
+			if (!*q) {
+				buf_adds(&b, p);
+				break;
+			}
+			_cleanup_free_ char *in = xasprintf("%.*s", (int)(q - p - 2), p + 2);
+			size_t nl = strspn(in, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+			_cleanup_free_ char *name = xasprintf("%.*s", (int)nl, in);
+			const char *op = in + nl;
+			const char *v = env_get(env, name);
+			if (str_starts_with(op, ":-") || str_starts_with(op, "-")) {
+				bool colon = op[0] == ':';
+				const char *def = op + (colon ? 2 : 1);
+				if (!v || (colon && !*v)) {
+					_cleanup_free_ char *dv = interp(def, env);
+					buf_adds(&b, dv);
+				} else {
+					buf_adds(&b, v);
+				}
+			} else {
+				buf_adds(&b, v ? v : ""); /* ${X}, ${X:?msg}, ${X?msg} */
+			}
+			p = q + 1;
+			continue;
+		}
+		size_t nl = 0;
+		while (isalnum((unsigned char)p[1 + nl]) || p[1 + nl] == '_')
+			nl++;
+		if (!nl) {
+			buf_add(&b, p++, 1);
+			continue;
+		}
+		_cleanup_free_ char *name = xasprintf("%.*s", (int)nl, p + 1);
+		const char *v = env_get(env, name);
+		buf_adds(&b, v ? v : "");
+		p += 1 + nl;
+	}
+	return buf_take(&b);
+}
+
+static void diag_discard(struct fy_diag *d, void *user, const char *buf, size_t len)
+{
+	(void)d;
+	(void)user;
+	(void)buf;
+	(void)len;
+}
+
+/* Parse YAML text; NULL with *why ("L:C: message") when it is not YAML. */
+static struct fy_document *yaml_parse(const char *text, char **why)
+{
+	struct fy_diag_cfg dc;
+	fy_diag_cfg_default(&dc);
+	dc.fp = NULL;
+	dc.output_fn = diag_discard;
+	dc.colorize = false;
+	struct fy_diag *d = fy_diag_create(&dc);
+	if (!d) {
+		*why = xstrdup("cannot create a YAML diagnostic object");
+		return NULL;
+	}
+	fy_diag_set_collect_errors(d, true);
+	struct fy_parse_cfg cfg = { .flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG | FYPCF_DEFAULT_VERSION_1_2,
+				    .diag = d };
+	struct fy_document *doc = fy_document_build_from_string(&cfg, text, strlen(text));
+	if (!doc) {
+		void *it = NULL;
+		struct fy_diag_error *e;
+		while ((e = fy_diag_errors_iterate(d, &it)))
+			if (e->type >= FYET_ERROR)
+				break;
+		*why = e ? xasprintf("%d:%d: %s", e->line > 0 ? e->line : 1, e->column > 0 ? e->column : 1,
+				     e->msg ? e->msg : "parse error")
+			 : xstrdup("1:1: not a YAML document");
+	}
+	fy_diag_destroy(d);
+	return doc;
+}
+
+static char *scalar(struct fy_node *n)
+{
+	if (!n || !fy_node_is_scalar(n))
+		return NULL;
+	size_t len;
+	const char *s = fy_node_get_scalar(n, &len);
+	return xasprintf("%.*s", (int)len, s ? s : "");
+}
+
+/* Append the strings of a sequence (or a plain scalar split on blanks). */
+static void args_add(char ***v, struct fy_node *n)
+{
+	if (!n)
+		return;
+	if (fy_node_is_sequence(n)) {
+		void *it = NULL;
+		struct fy_node *x;
+		while ((x = fy_node_sequence_iterate(n, &it))) {
+			_cleanup_free_ char *s = scalar(x);
+			if (s)
+				strv_push(v, s);
+		}
+	} else if (fy_node_is_scalar(n)) {
+		_cleanup_free_ char *s = scalar(n);
+		char *save = NULL;
+		for (char *t = strtok_r(s, " \t", &save); t; t = strtok_r(NULL, " \t", &save))
+			strv_push(v, t);
+	}
+}
+
+static const char *const value_flags[] = {
+	"model", "gpu-memory-utilization", "max-model-len", "kv-cache-dtype", "quantization",
+	"max-num-seqs", "attention-config", "attention-backend", "served-model-name", "host", "port",
+	"runner", "convert", "dtype", "tensor-parallel-size", NULL
+};
+
+static void set_knob(struct deployed_role *dr, enum knob_id k, const char *v)
+{
+	free(dr->knobs[k]);
+	char *canon = NULL;
+	const char *expect = NULL;
+	dr->knobs[k] = knob_canon(k, v, &canon, &expect) == 0 ? canon : xstrdup(v);
+}
+
+/* Read the vLLM flags of an interpolated argv back into knob values. */
+static void knobs_from_args(struct deployed_role *dr, char **args)
+{
+	set_knob(dr, KNOB_FEASIBLE, "true");
+	set_knob(dr, KNOB_KV_CACHE_DTYPE, "auto");
+	set_knob(dr, KNOB_QUANTIZATION, "none");
+	set_knob(dr, KNOB_ATTENTION_BACKEND, "auto");
+	set_knob(dr, KNOB_ENFORCE_EAGER, "false");
+	set_knob(dr, KNOB_MAX_NUM_SEQS, "auto");
+	for (size_t i = 0; args && args[i]; i++) {
+		const char *a = args[i];
+		if (!str_starts_with(a, "--")) {
+			if (strcmp(a, "vllm") != 0 && strcmp(a, "serve") != 0 && !dr->knobs[KNOB_MODEL])
+				set_knob(dr, KNOB_MODEL, a);
+			continue;
+		}
+		const char *eq = strchr(a, '=');
+		_cleanup_free_ char *name = eq ? xasprintf("%.*s", (int)(eq - a - 2), a + 2) : xstrdup(a + 2);
+		const char *val = eq ? eq + 1 : NULL;
+		if (!val && strv_has((char *const *)value_flags, name) && args[i + 1] &&
+		    !str_starts_with(args[i + 1], "--"))
+			val = args[++i];
+		if (strcmp(name, "enforce-eager") == 0)
+			set_knob(dr, KNOB_ENFORCE_EAGER, "true");
+		else if (strcmp(name, "no-enforce-eager") == 0)
+			set_knob(dr, KNOB_ENFORCE_EAGER, "false");
+		if (!val)
+			continue;
+		if (strcmp(name, "model") == 0)
+			set_knob(dr, KNOB_MODEL, val);
+		else if (strcmp(name, "gpu-memory-utilization") == 0)
+			set_knob(dr, KNOB_GPU_MEM_UTIL, val);
+		else if (strcmp(name, "max-model-len") == 0)
+			set_knob(dr, KNOB_MAX_MODEL_LEN, val);
+		else if (strcmp(name, "kv-cache-dtype") == 0)
+			set_knob(dr, KNOB_KV_CACHE_DTYPE, val);
+		else if (strcmp(name, "quantization") == 0)
+			set_knob(dr, KNOB_QUANTIZATION, val);
+		else if (strcmp(name, "max-num-seqs") == 0)
+			set_knob(dr, KNOB_MAX_NUM_SEQS, val);
+		else if (strcmp(name, "attention-backend") == 0 ||
+			 strcmp(name, "attention-config.backend") == 0)
+			set_knob(dr, KNOB_ATTENTION_BACKEND, val);
+		else if (strcmp(name, "attention-config") == 0) {
+			json_auto_t *j = json_loads(val, 0, NULL);
+			const char *b = json_string_value(json_object_get(j, "backend"));
+			if (b)
+				set_knob(dr, KNOB_ATTENTION_BACKEND, b);
+		}
+	}
+}
+
+/* The role a compose service serves: its lobes.role label, else its name. */
+static int service_role(const char *svc, struct fy_node *sn)
+{
+	_cleanup_free_ char *label = scalar(fy_node_by_path(sn, "/labels/lobes.role", FY_NT,
+							     FYNWF_DONT_FOLLOW));
+	int r = label ? role_from_name(label) : -1;
+	return r >= 0 ? r : role_from_name(svc);
+}
+
+static void use_add(struct deployed *d, const char *name, const char *value, const char *where)
+{
+	d->uses = xrealloc(d->uses, (d->n_uses + 1) * sizeof(*d->uses));
+	d->uses[d->n_uses++] = (struct env_use){ xstrdup(name), value ? xstrdup(value) : NULL,
+						 xstrdup(where) };
+}
+
+/* The VLLM_* names of one service's `environment:` (a mapping or a list). */
+static void env_uses_of(struct deployed *d, const char *file, const char *svc, struct fy_node *sn)
+{
+	struct fy_node *en = fy_node_by_path(sn, "/environment", FY_NT, FYNWF_DONT_FOLLOW);
+	if (!en)
+		return;
+	_cleanup_free_ char *where = xasprintf("%s: services.%s.environment", file, svc);
+	if (fy_node_is_mapping(en)) {
+		void *it = NULL;
+		struct fy_node_pair *p;
+		while ((p = fy_node_mapping_iterate(en, &it))) {
+			_cleanup_free_ char *k = scalar(fy_node_pair_key(p));
+			_cleanup_free_ char *v = scalar(fy_node_pair_value(p));
+			_cleanup_free_ char *iv = v ? interp(v, &d->env) : NULL;
+			if (k && str_starts_with(k, "VLLM_"))
+				use_add(d, k, iv, where);
+		}
+	} else if (fy_node_is_sequence(en)) {
+		void *it = NULL;
+		struct fy_node *x;
+		while ((x = fy_node_sequence_iterate(en, &it))) {
+			_cleanup_free_ char *s = scalar(x);
+			if (!s || !str_starts_with(s, "VLLM_"))
+				continue;
+			char *eq = strchr(s, '=');
+			if (eq)
+				*eq = '\0';
+			_cleanup_free_ char *iv = eq ? interp(eq + 1, &d->env) : NULL;
+			use_add(d, s, iv, where);
+		}
+	}
+}
+
+/* Read .env and the compose files; report parse problems as deploy-dir
+ * findings. */
+void deployed_read(struct deployed *d, const char *dir, struct doctor_report *r)
+{
+	_cleanup_free_ char *envp = xasprintf("%s/.env", dir);
+	struct err *e = NULL;
+	if (!fs_exists(envp)) {
+		struct check *c = doc_add(r, "deploy-dir", SEV_ERROR, "'%s' has no .env", dir);
+		c->remedy = xstrdup("run `lobes init --apply` to render it");
+	} else {
+		_cleanup_free_ char *text = fs_read(envp, 16 << 20, NULL, &e);
+		if (!text || env_parse(text, envp, &d->env, &e) < 0) {
+			struct check *c = doc_add(r, "deploy-dir", SEV_ERROR, "%s", e ? e->msg : "cannot read .env");
+			c->remedy = xstrdup("fix the line, or move .env aside and run `lobes init --apply`");
+			err_free(e);
+			e = NULL;
+		} else {
+			d->env_ok = true;
+		}
+	}
+	for (size_t i = 0; i < d->env.n; i++)
+		if (str_starts_with(d->env.e[i].key, "VLLM_")) {
+			_cleanup_free_ char *w = xasprintf(".env:%d", d->env.e[i].line);
+			use_add(d, d->env.e[i].key, d->env.e[i].value, w);
+		}
+	const char *cf = env_get(&d->env, "COMPOSE_FILE");
+	_cleanup_free_ char *list = xstrdup(cf && *cf ? cf : "docker-compose.yml");
+	char *save = NULL;
+	for (char *t = strtok_r(list, ":", &save); t; t = strtok_r(NULL, ":", &save))
+		strv_push(&d->files, t);
+	d->compose_ok = true;
+	for (char **f = d->files; f && *f; f++) {
+		_cleanup_free_ char *p = **f == '/' ? xstrdup(*f) : xasprintf("%s/%s", dir, *f);
+		if (!fs_exists(p)) {
+			struct check *c = doc_add(r, "deploy-dir", SEV_ERROR,
+					      "compose file '%s' (listed in .env COMPOSE_FILE) is missing", *f);
+			c->remedy = xstrdup("run `lobes init --apply` to render it");
+			d->compose_ok = false;
+			continue;
+		}
+		_cleanup_free_ char *text = fs_read(p, 16 << 20, NULL, &e);
+		if (!text) {
+			doc_add(r, "deploy-dir", SEV_ERROR, "%s", e->msg);
+			err_free(e);
+			e = NULL;
+			d->compose_ok = false;
+			continue;
+		}
+		_cleanup_free_ char *why = NULL;
+		struct fy_document *doc = yaml_parse(text, &why);
+		struct fy_node *root = doc ? fy_document_root(doc) : NULL;
+		struct fy_node *svcs = root ? fy_node_by_path(root, "/services", FY_NT, FYNWF_DONT_FOLLOW)
+					    : NULL;
+		if (!doc || (root && !fy_node_is_mapping(root)) || (svcs && !fy_node_is_mapping(svcs))) {
+			struct check *c = doc_add(r, "deploy-dir", SEV_ERROR, "%s/%s:%s; expected a compose file",
+					      dir, *f, why ? why : "1:1: not a mapping with 'services'");
+			c->remedy = xstrdup("fix the file, or run `lobes init --apply` to render it again "
+					    "(the old one is kept as NAME.bak.N)");
+			d->compose_ok = false;
+			if (doc)
+				fy_document_destroy(doc);
+			continue;
+		}
+		void *it = NULL;
+		struct fy_node_pair *pr;
+		while (svcs && (pr = fy_node_mapping_iterate(svcs, &it))) {
+			_cleanup_free_ char *svc = scalar(fy_node_pair_key(pr));
+			struct fy_node *sn = fy_node_pair_value(pr);
+			if (!svc || !sn || !fy_node_is_mapping(sn))
+				continue;
+			env_uses_of(d, *f, svc, sn);
+			struct fy_node *cmd = fy_node_by_path(sn, "/command", FY_NT, FYNWF_DONT_FOLLOW);
+			int role = service_role(svc, sn);
+			if (role < 0 || !cmd)
+				continue; /* an overlay entry (GPU attachment) or another service */
+			_cleanup_strv_ char **raw = NULL;
+			args_add(&raw, fy_node_by_path(sn, "/entrypoint", FY_NT, FYNWF_DONT_FOLLOW));
+			args_add(&raw, cmd);
+			_cleanup_strv_ char **args = NULL;
+			for (char **a = raw; a && *a; a++) {
+				_cleanup_free_ char *x = interp(*a, &d->env);
+				strv_push(&args, x);
+			}
+			struct deployed_role *dr = &d->roles[role];
+			dr->present = true;
+			free(dr->service);
+			dr->service = xstrdup(svc);
+			for (int k = 0; k < KNOB__COUNT; k++) {
+				free(dr->knobs[k]);
+				dr->knobs[k] = NULL;
+			}
+			knobs_from_args(dr, args);
+		}
+		fy_document_destroy(doc);
+	}
+	/* A role the .env marks infeasible is not started by lobes serve. */
+	for (int i = 0; i < ROLE__COUNT; i++) {
+		_cleanup_free_ char *k = env_key((enum role_id)i, "FEASIBLE");
+		const char *v = env_get(&d->env, k);
+		if (v && strcmp(v, "false") == 0)
+			d->roles[i].present = false;
+	}
+}
+
+
+/* --- predicates over the deployed values ------------------------------- */
+
+/* The predicate inputs of the deployed values (dr NULL: fleet level). */
+void deployed_view(const struct card *card, const struct host_facts *f, int role,
+			  const struct deployed_role *dr, struct fact_view *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->facts = f;
+	v->card = card;
+	v->role = dr ? role : -1;
+	if (!dr)
+		return;
+	for (int k = 0; k < KNOB__COUNT; k++)
+		v->knobs[k] = dr->knobs[k];
+	v->attention_path = dr->attn;
+	v->ckpt = &dr->ck;
+}
+
+/* The backend this role will take, as the plan derives it, but from the
+ * deployed values and the DETECTED card. */
+static void derive_attention(const struct card *card, enum role_id role, struct deployed_role *dr)
+{
+	free(dr->attn);
+	free(dr->attn_why);
+	dr->attn = attention_path_derive(card, role, dr->knobs[KNOB_ATTENTION_BACKEND],
+					 dr->ck.hetero_head_dim, &dr->attn_why);
+}
+
+/* Read the checkpoint and derive the attention path of every deployed role. */
+void deployed_facts(struct deployed *d, const struct card *card)
+{
+	for (int i = 0; i < ROLE__COUNT; i++) {
+		struct deployed_role *dr = &d->roles[i];
+		if (!dr->present)
+			continue;
+		struct err *e = NULL;
+		if (dr->knobs[KNOB_MODEL] && checkpoint_facts_read(dr->knobs[KNOB_MODEL], &dr->ck, &e) < 0) {
+			checkpoint_facts_free(&dr->ck);
+			dr->ck.kv_scales = TRI_UNKNOWN;
+			dr->ck.hetero_head_dim = TRI_UNKNOWN;
+			dr->ck.kv_scales_why = xasprintf("unreadable: %s", e->msg);
+			err_free(e);
+		} else if (!dr->knobs[KNOB_MODEL]) {
+			dr->ck.kv_scales = TRI_UNKNOWN;
+			dr->ck.hetero_head_dim = TRI_UNKNOWN;
+			dr->ck.kv_scales_why = xstrdup("no model in the compose command");
+		}
+		dr->ck_read = true;
+		derive_attention(card, (enum role_id)i, dr);
+	}
+}

@@ -1,0 +1,181 @@
+/*
+ * env_registry.c — check "env-registry": every VLLM_* name passed to the
+ * fleet (.env and each service's environment:) against the names the
+ * traits declare dead, data/vllm-env/removed.txt, the image build noise,
+ * and the registry of the vLLM version (recorded, or probed from the image).
+ */
+#include <ctype.h>
+#include <string.h>
+
+#include "../../util/buf.h"
+#include "../../util/cleanup.h"
+#include "../../util/fs.h"
+#include "../../util/strv.h"
+#include "doctor_int.h"
+
+char **vllm_env_list_parse(const char *text)
+{
+	char **v = NULL;
+	_cleanup_free_ char *copy = xstrdup(text ? text : "");
+	char *save = NULL;
+	for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char *s = str_strip(l);
+		if (!*s || *s == '#')
+			continue;
+		size_t n = strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+		if (n == 0 || (s[n] && !isspace((unsigned char)s[n])))
+			continue;
+		s[n] = '\0';
+		strv_push(&v, s);
+	}
+	if (!v)
+		v = xcalloc(1, sizeof(char *));
+	return v;
+}
+
+/* The replacement removed.txt records for name, or NULL. Caller frees. */
+static char *removed_replacement(const char *name)
+{
+	const struct embedded_file *f = doc_embedded("data/vllm-env/removed.txt");
+	if (!f)
+		return NULL;
+	_cleanup_free_ char *copy = xstrdup(f->data);
+	char *save = NULL;
+	for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char *s = str_strip(l);
+		if (*s == '#')
+			continue;
+		size_t n = strcspn(s, " \t");
+		if (n == strlen(name) && strncmp(s, name, n) == 0)
+			return xstrdup(str_strip(s + n));
+	}
+	return NULL;
+}
+
+/* Replace every "<NAME>"/"<VALUE>" placeholder in tmpl by value. */
+static char *fill(const char *tmpl, const char *value)
+{
+	_cleanup_buf_ struct buf b;
+	buf_init(&b, 0);
+	for (const char *p = tmpl; *p;) {
+		if (value && *value && (str_starts_with(p, "<NAME>") || str_starts_with(p, "<VALUE>"))) {
+			buf_adds(&b, value);
+			p += p[1] == 'N' ? 6 : 7;
+		} else {
+			buf_add(&b, p++, 1);
+		}
+	}
+	return buf_take(&b);
+}
+
+/* A trait replacement "--flag=JSON" as a shell/YAML-safe "--flag='JSON'". */
+static char *quote_flag(const char *s)
+{
+	const char *eq = strchr(s, '=');
+	if (!str_starts_with(s, "--") || !eq || eq[1] == '\'' || !strpbrk(eq, "{\" "))
+		return xstrdup(s);
+	return xasprintf("%.*s'%s'", (int)(eq - s + 1), s, eq + 1);
+}
+
+void check_env(struct doctor_ctx *x)
+{
+	struct doctor_report *r = x->r;
+	const struct doctor_opts *o = x->o;
+	const char *docker = x->docker;
+	struct deployed *d = x->d;
+	const struct knowledge *k = x->k;
+	const struct card *card = x->card;
+	const struct host_facts *f = x->f;
+	const char *ver = env_get(&d->env, "LOBES_VLLM_VERSION");
+	const char *image = env_get(&d->env, "LOBES_IMAGE");
+	_cleanup_free_ char *source = NULL;
+	_cleanup_strv_ char **reg = o->image_probe ? image_registry(r, o, docker, image, &source) : NULL;
+	bool probed = reg != NULL;
+	if (!reg && ver) {
+		_cleanup_free_ char *p = xasprintf("data/vllm-env/%s.txt", ver);
+		const struct embedded_file *ef = doc_embedded(p);
+		if (ef) {
+			reg = vllm_env_list_parse(ef->data);
+			source = xasprintf("vLLM %s (recorded list)", ver);
+		}
+	}
+	if (!reg) {
+		struct check *c = doc_add(r, "env-registry", SEV_WARNING,
+				      "no registry of vLLM %s is shipped; VLLM_* names are only checked "
+				      "against the names known to be dead",
+				      ver ? ver : "(no LOBES_VLLM_VERSION in .env)");
+		c->remedy = xstrdup("run `lobes doctor --image-probe` to ask the image itself");
+	}
+	const struct embedded_file *nf = doc_embedded("data/vllm-env/image-noise.txt");
+	_cleanup_strv_ char **noise = vllm_env_list_parse(nf ? nf->data : "");
+	/* Dead names: the traits that declare them, evaluated at fleet level. */
+	struct fact_view dc;
+	deployed_view(card, f, -1, NULL, &dc);
+	size_t bad = 0, n = 0;
+	for (size_t i = 0; i < d->n_uses; i++) {
+		const struct env_use *u = &d->uses[i];
+		n++;
+		const struct trait *dead_by = NULL;
+		for (size_t t = 0; t < k->n_traits && !dead_by; t++) {
+			const struct trait *tr = &k->traits[t];
+			if (!strv_has(tr->dead_env, u->name))
+				continue;
+			_cleanup_free_ char *det = NULL;
+			if (trait_applies(tr, trait_predicate(tr, &dc, &det)))
+				dead_by = tr;
+		}
+		_cleanup_free_ char *removed = removed_replacement(u->name);
+		bool registered = reg && strv_has(reg, u->name);
+		if (probed && registered) {
+			if (dead_by || removed)
+				doc_add(r, "env-registry", SEV_INFO,
+				    "%s (%s) is registered in this image (%s), though it is recorded as dead "
+				    "on the pinned vLLM",
+				    u->name, u->where, source)->name = xstrdup(u->name);
+			continue;
+		}
+		if (dead_by || removed) {
+			_cleanup_free_ char *tmpl = dead_by && dead_by->dead_env_replacement
+							    ? quote_flag(dead_by->dead_env_replacement)
+							    : NULL;
+			_cleanup_free_ char *rep = fill(tmpl ? tmpl : removed, u->value);
+			struct check *c = doc_add(r, "env-registry", SEV_ERROR,
+					      "%s is DEAD on vLLM %s (%s): the variable is not honoured%s%s%s",
+					      u->name, ver ? ver : "?", u->where,
+					      dead_by ? " (trait " : "", dead_by ? dead_by->name : "",
+					      dead_by ? ")" : "");
+			c->name = xstrdup(u->name);
+			if (dead_by)
+				c->trait = xstrdup(dead_by->name);
+			c->remedy = xasprintf("remove %s from %s; use %s instead%s", u->name, u->where, rep,
+					      strcmp(u->name, "VLLM_ATTENTION_BACKEND") == 0
+						      ? " (with lobes: set <ROLE>_ATTENTION_BACKEND in .env, "
+							"then `lobes init --apply`)"
+						      : "");
+			bad++;
+			continue;
+		}
+		if (strv_has(noise, u->name)) {
+			doc_add(r, "env-registry", SEV_INFO,
+			    "%s (%s) is image build metadata, not registered: vLLM logs `Unknown vLLM "
+			    "environment variable detected: %s` on every boot; harmless",
+			    u->name, u->where, u->name)->name = xstrdup(u->name);
+			continue;
+		}
+		if (reg && !registered) {
+			struct check *c = doc_add(r, "env-registry", SEV_WARNING,
+					      "%s (%s) is not in the registry of %s: may be ignored", u->name,
+					      u->where, source);
+			c->name = xstrdup(u->name);
+			c->remedy = xasprintf("check the name against the image (`lobes doctor --image-probe`); "
+					      "vLLM logs `Unknown vLLM environment variable detected: %s` "
+					      "for an unregistered name",
+					      u->name);
+			bad++;
+		}
+	}
+	if (!bad)
+		doc_add(r, "env-registry", SEV_OK, "%zu VLLM_* name%s passed to the fleet, none dead or "
+		    "unregistered%s%s", n, n == 1 ? "" : "s", source ? "; checked against " : "",
+		    source ? source : "");
+}
