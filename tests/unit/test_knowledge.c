@@ -620,7 +620,8 @@ static const struct bad bad_files[] = {
 	  "5:3: unknown key 'pci_id' in 'detect'; expected one of name_markers, dt_markers, dt_exclude, "
 	  "compute_cap, memory_gib" },
 	{ "knob-is-sequence.yaml", "5:25: 'model' is a sequence; expected a scalar" },
-	{ "alias.yaml", "3:8: 'cause' is an alias; expected a plain value" },
+	{ "alias.yaml", "2:7: a YAML anchor ('&'); expected plain data (lobes files use no anchors or "
+			"aliases; quote a value that starts with '&')" },
 };
 
 /* Fixture files, read from disk: the message names the path given. */

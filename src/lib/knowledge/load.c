@@ -26,6 +26,7 @@
 #include "../util/buf.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
+#include "../util/yaml_guard.h"
 
 /* ---- positions and messages ------------------------------------------ */
 
@@ -686,6 +687,8 @@ int knowledge_add_yaml(struct knowledge *k, const char *name, const char *text, 
 		       bool operator, struct err **err)
 {
 	struct pctx c = { name, operator };
+	if (yaml_guard(name, text, text ? len : 0, err) < 0)
+		return -1;
 	__attribute__((cleanup(diag_destroy))) struct fy_diag *d = quiet_diag();
 	if (!d)
 		return err_set(err, EXIT_INTERNAL, "%s: cannot create a YAML diagnostic object", name);

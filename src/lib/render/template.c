@@ -9,6 +9,7 @@
 
 #include "../knowledge/embedded.h"
 #include "../util/cleanup.h"
+#include "../util/yaml_guard.h"
 #include "render.h"
 
 static int node_err(struct err **err, const char *file, struct fy_node *n, const char *what)
@@ -37,6 +38,8 @@ int fleet_template_parse(struct fleet_template *t, const char *name, const char 
 			 struct err **err)
 {
 	memset(t, 0, sizeof(*t));
+	if (yaml_guard(name, text, len, err) < 0)
+		return -1;
 	struct fy_parse_cfg cfg = { .flags = FYPCF_QUIET | FYPCF_DEFAULT_VERSION_1_2 };
 	struct fy_document *fyd = fy_document_build_from_string(&cfg, text, len);
 	if (!fyd)

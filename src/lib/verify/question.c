@@ -10,6 +10,7 @@
 #include "../util/buf.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
+#include "../util/yaml_guard.h"
 #include "question.h"
 
 struct qp {
@@ -165,6 +166,8 @@ int question_add_yaml(struct question_set *s, const char *file, const char *text
 		      struct err **err)
 {
 	struct qp c = { file, err };
+	if (yaml_guard(file, text, len, err) < 0)
+		return -1;
 	struct fy_parse_cfg cfg = { .flags = FYPCF_QUIET | FYPCF_DEFAULT_VERSION_1_2 };
 	struct fy_document *fyd = fy_document_build_from_string(&cfg, text, len);
 	if (!fyd)

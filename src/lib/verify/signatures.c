@@ -24,6 +24,7 @@
 #include "../knowledge/embedded.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
+#include "../util/yaml_guard.h"
 
 #define SIG_FILE_CAP ((size_t)4 << 20)
 
@@ -383,6 +384,8 @@ static void fy_diag_destroyp(struct fy_diag **d) { if (*d) fy_diag_destroy(*d); 
 int sigset_add_yaml(struct sigset *set, const char *file, const char *text, size_t len,
 		    bool from_operator, struct err **err)
 {
+	if (yaml_guard(file, text, len, err) < 0)
+		return -1;
 	struct fy_diag_cfg dcfg;
 	fy_diag_cfg_default(&dcfg);
 	dcfg.fp = NULL;

@@ -17,6 +17,7 @@
 #include "../../util/cleanup.h"
 #include "../../util/fs.h"
 #include "../../util/strv.h"
+#include "../../util/yaml_guard.h"
 #include "doctor_int.h"
 
 void deployed_free(struct deployed *d)
@@ -117,6 +118,12 @@ static void diag_discard(struct fy_diag *d, void *user, const char *buf, size_t 
 /* Parse YAML text; NULL with *why ("L:C: message") when it is not YAML. */
 static struct fy_document *yaml_parse(const char *text, char **why)
 {
+	struct err *ge = NULL;
+	if (yaml_guard(NULL, text, strlen(text), &ge) < 0) {
+		*why = xstrdup(ge->msg);
+		err_free(ge);
+		return NULL;
+	}
 	struct fy_diag_cfg dc;
 	fy_diag_cfg_default(&dc);
 	dc.fp = NULL;
