@@ -17,7 +17,11 @@ STANDIN_CFLAGS := $(if $(STANDIN_SAN),$(CFLAGS),-O2 -g -std=gnu11 $(WARN) $(if $
 	-D_GNU_SOURCE -include src/lib/util/banned.h)
 STANDIN_LDFLAGS := $(if $(STANDIN_SAN),$(LDFLAGS),-static)
 
-$(BUILD)/tests/standin/vllm-standin: $(STANDIN_SRC) tests/standin/standin.h
+# vLLM's lists per recorded version, embedded by args.c (.incbin, paths
+# relative to the repository root, where make runs the compiler).
+STANDIN_LISTS := $(wildcard tests/standin/vllm/*/*.txt)
+
+$(BUILD)/tests/standin/vllm-standin: $(STANDIN_SRC) tests/standin/standin.h $(STANDIN_LISTS)
 	@mkdir -p $(@D)
 	$(CC) $(STANDIN_CFLAGS) $(STANDIN_LDFLAGS) -o $@ $(STANDIN_SRC) \
 		-lmicrohttpd -ljansson -lpthread -lm

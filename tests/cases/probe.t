@@ -21,6 +21,7 @@ export STANDIN_LOAD_MS=30 STANDIN_PROFILE_MS=30 STANDIN_WARMUP_MS=10
 export STANDIN_DEVICE_BYTES=2G STANDIN_MEM_SCALE=0.01
 HTTP_MAX_TIME=5
 TRITON='{"backend": "TRITON_ATTN"}'
+HF_RERANK='{"architectures": ["Qwen3ForSequenceClassification"], "classifier_from_token": ["no", "yes"], "is_original_qwen3_reranker": true}'
 FAKE="$SRC/tests/fixtures/probe/fake_server.py"
 
 # boot ROLE [serve args...] — a stand-in serving as ROLE; its port in PORT_<ROLE>.
@@ -32,7 +33,10 @@ boot() {
 	senses) model=coolthor/gemma-4-12B-it-NVFP4A16 ;;
 	hand) model=LiquidAI/LFM2.5-1.2B-Instruct ;;
 	embedder) model=Qwen/Qwen3-Embedding-0.6B; set -- --runner pooling --convert embed "$@" ;;
-	reranker) model=Qwen/Qwen3-Reranker-0.6B; set -- --runner pooling --convert classify "$@" ;;
+	# served as the shipped profiles serve it, with vLLM's Qwen3-Reranker
+	# overrides, unless BARE=1
+	reranker) model=Qwen/Qwen3-Reranker-0.6B; set -- --runner pooling --convert classify "$@"
+		[ "${BARE:-0}" = 1 ] || set -- "$@" --hf-overrides "$HF_RERANK" ;;
 	esac
 	standin_start "$role-$RANDOM" "$model" --served-model-name "$role" --gpu-memory-utilization 0.06 "$@" ||
 		{ echo "# $role did not boot:"; sed 's/^/#   /' "$STANDIN_LOG" | tail -n 5; }
@@ -67,6 +71,21 @@ deploy() {
 	} >"$d/.env"
 }
 
+# kf_profile DIR — an operator profile 'kf' in DIR/profiles: the shipped thor
+# profile with one known failure, the reranker's ordering (so the mechanism
+# is tested whatever the shipped profiles list).
+kf_profile() {
+	mkdir -p "$1/profiles"
+	awk '/^known_failures:/ { skip = 1; next } skip && /^[^ #-]/ { skip = 0 } !skip' \
+		"$SRC/data/profiles/thor.yaml" | sed 's/^name: thor$/name: kf/' >"$1/profiles/kf.yaml"
+	cat >>"$1/profiles/kf.yaml" <<-'EOF'
+	known_failures:
+	  - role: reranker
+	    probe: rerank-order
+	    reason: the test's recorded wrong ordering
+	    ref: test#1
+	EOF
+}
 probe() { local d=$1; shift; run "$LOBES" --dir "$d" probe "$@"; }
 pj() { jq -r "$1" <<<"$out"; }
 health() { curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:$1/health"; }
@@ -132,45 +151,50 @@ is "$(pj '[.probes[].role] | join(",")')" "cortex,senses,embedder,reranker" "an 
 standin_stop_all
 
 # ---- the reranker serves a wrong ordering; /health is green ------------------
-STANDIN_CARD=thor boot reranker --attention-config "$TRITON" --enforce-eager
+# (served without its --hf-overrides: the fault on every card, here thor's
+# passing TRITON_ATTN + eager settings)
+BARE=1 STANDIN_CARD=thor boot reranker --attention-config "$TRITON" --enforce-eager
 deploy "$TMP/wrong" spark reranker="$PORT_reranker"
 probe "$TMP/wrong" --timeout 10
 is "$rc" 1 "a wrong ranking fails the run (exit 1)"
-like "$out" "^reranker +FAIL .*rerank-order: the Paris document ranked 4 of 4: ranking \[3,2,0,1\]" "text: the reason and the ranking"
+like "$out" "^reranker +FAIL .*rerank-order: the Paris document ranked 4 of 4: ranking \[0,2,3,1\]" "text: the reason and the ranking"
 is "$(health "$PORT_reranker")" 200 "while its /health is green"
 probe "$TMP/wrong" --timeout 10 --json
 is "$(pj '.probes[0].status') $(pj '.probes[0].failure')" "fail wrong-answer" "--json: fail, wrong-answer"
 is "$(pj '.probes[0].evidence.paris_rank')" 4 "--json: the Paris document's rank"
 
-# Same server, thor profile: the recorded known failure, exit 0.
-deploy "$TMP/known" thor reranker="$PORT_reranker"
+# Same server, a profile that lists it: a known failure, exit 0.
+deploy "$TMP/known" kf reranker="$PORT_reranker"
+kf_profile "$TMP/known"
 probe "$TMP/known" --timeout 10
 is "$rc" 0 "a known failure does not fail the run (exit 0)"
 like "$out" "^reranker +known-failure .*the Paris document ranked 4 of 4" "text: known-failure with the evidence"
-like "$out" "known failure lobes-cli#105: with eager mode the reranker serves but ranks" "text: the reason and ref from the profile"
+like "$out" "known failure test#1: the test's recorded wrong ordering" "text: the reason and ref from the profile"
 probe "$TMP/known" --timeout 10 --json
 is "$(pj '.probes[0].status')" known-failure "--json: status known-failure"
-is "$(pj '.probes[0].known_failure.ref')" "lobes-cli#105" "--json: the ref"
+is "$(pj '.probes[0].known_failure.ref')" "test#1" "--json: the ref"
 is "$(pj '.ok') $(pj '.counts.known_failure')" "true 1" "--json: ok, counted as a known failure"
 standin_stop_all
 
 # ---- a known failure that passes now is impossible to miss ---------------------
 boot reranker
-deploy "$TMP/fixed" thor reranker="$PORT_reranker"
+deploy "$TMP/fixed" kf reranker="$PORT_reranker"
+kf_profile "$TMP/fixed"
 probe "$TMP/fixed" --timeout 10
 is "$rc" 0 "a known failure that passes does not fail the run"
 like "$out" "^reranker +KNOWN-FAILURE-PASSED " "text: the row says so in capitals"
-like "$out" "!! NOTICE: known failure lobes-cli#105 now passes: remove the entry" "text: a notice asks to remove the entry"
+like "$out" "!! NOTICE: known failure test#1 now passes: remove the entry" "text: a notice asks to remove the entry"
 probe "$TMP/fixed" --timeout 10 --json
 is "$(pj '.probes[0].status')" known-failure-passed "--json: status known-failure-passed"
-like "$(pj '.notices[0]')" "known failure lobes-cli#105 now passes: remove the entry" "--json: in the top-level notices"
+like "$(pj '.notices[0]')" "known failure test#1 now passes: remove the entry" "--json: in the top-level notices"
 is "$(pj '.counts.known_failure_passed')" 1 "--json: counted"
 standin_stop_all
 
 # ---- a hung embedder: /health green, the probe fails within the timeout -------
 STANDIN_CARD=thor boot embedder
 STANDIN_CARD=thor boot reranker --enforce-eager
-deploy "$TMP/hang" thor embedder="$PORT_embedder" reranker="$PORT_reranker"
+deploy "$TMP/hang" kf embedder="$PORT_embedder" reranker="$PORT_reranker"
+kf_profile "$TMP/hang"
 probe "$TMP/hang" --timeout 2 embedder
 is "$rc" 1 "a hung embedder fails the run"
 like "$out" "^embedder +FAIL .*embed-paraphrase: timed out after 2 s: no answer" "text: timed out after 2 s: no answer"

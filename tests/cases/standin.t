@@ -28,9 +28,11 @@ RERANKER=Qwen/Qwen3-Reranker-0.6B
 TRITON='{"backend": "TRITON_ATTN"}'
 PARIS_Q='What is the capital city of France? Reply with only the city name.'
 SKY_Q='What color is a cloudless daytime sky? Answer with one word.'
+# vLLM's documented overrides for the original Qwen3-Reranker checkpoint
+HF_RERANK='{"architectures": ["Qwen3ForSequenceClassification"], "classifier_from_token": ["no", "yes"], "is_original_qwen3_reranker": true}'
 RERANK_BODY='{"model":"reranker","query":"What is the capital of France?","documents":["Bananas are rich in potassium.","Paris is the capital and largest city of France.","The Great Wall of China is visible from space."]}'
 
-chat_body() { jq -cn --arg q "$1" '{model:"m",messages:[{role:"user",content:$q}],max_tokens:16,temperature:0}'; }
+chat_body() { jq -cn --arg q "$1" '{model:"m",messages:[{role:"user",content:$q}],max_tokens:16,temperature:0,chat_template_kwargs:{enable_thinking:false}}'; }
 log() { cat "$STANDIN_LOG"; }
 # has_line TEXT NAME — the log holds TEXT verbatim (fixed string)
 has_line() { if grep -qF -- "$1" "$STANDIN_LOG"; then ok 0 "$2"; else ok 1 "$2"; sed 's/^/#   /' "$STANDIN_LOG" | tail -n 25; fi; }
@@ -57,6 +59,53 @@ run "$STANDIN" serve "$CORTEX" --attention-config '{"backend": "NOPE_ATTN"}'
 is "$rc" 2 "an unknown attention backend exits 2"
 run "$STANDIN" serve "$CORTEX" --attention-config 'not json'
 like "$errout" "argument --attention-config: Value not json cannot be converted" "attention config must be JSON"
+# Every option of vLLM's flag list of each recorded version parses (the boot
+# then stops at the model missing from the cache: exit 1, never argparse's 2).
+# value_for FLAG KIND LIST_DIR: a value argparse accepts for a flag of KIND
+value_for() {
+	case $2 in
+	bool | bool-neg | store_true | optional-value) ;;
+	int) echo 1 ;;
+	float) echo 0.5 ;;
+	hrint) echo 1k ;;
+	hrint-or-auto) echo auto ;;
+	choice-*) awk -F'\t' -v f="$1" '$1 == f { split($2, v, " "); print v[1] }' "$3/choices.txt" ;;
+	str-enum:AttentionBackendEnum) echo TRITON_ATTN ;;
+	json*) echo '{}' ;;
+	*) echo x ;;
+	esac
+}
+for dir in "$SRC"/tests/standin/vllm/*/; do
+	version=$(sed -n '1s/^# vLLM \([^ ]*\) .*/\1/p' "$dir/flags.txt")
+	bad=""
+	n=0
+	port=$(standin_free_port)
+	while IFS=$'\t' read -r flag kind _; do
+		case $flag in '#'* | -h | --help) continue ;; esac
+		v=$(value_for "$flag" "$kind" "$dir")
+		STANDIN_VERSION=$version "$STANDIN" serve no-such/model --port "$port" "$flag" ${v:+"$v"} >/dev/null 2>"$TMP/flag.err"
+		r=$?
+		n=$((n + 1))
+		{ [ "$r" = 2 ] || grep -q '^usage:' "$TMP/flag.err"; } && bad="$bad $flag($(tail -n1 "$TMP/flag.err"))"
+	done <"$dir/flags.txt"
+	is "${bad:-none}" none "vLLM $version: all $n options of its flag list are accepted"
+done
+only26=$(comm -13 <(grep -v '^#' "$SRC/tests/standin/vllm/93d8f834d/flags.txt" | cut -f1 | sort) \
+	<(grep -v '^#' "$SRC/tests/standin/vllm/5a4c8d992/flags.txt" | cut -f1 | grep -- '^--enable-' | sort) | head -n1)
+run env STANDIN_VERSION=0.23.1rc1.dev672+standin "$STANDIN" serve "$CORTEX" "$only26"
+like "$errout" "unrecognized arguments: $only26" "a 0.26-only option ($only26) is unrecognized by a 0.23 stand-in"
+run env STANDIN_VERSION=0.26.1rc1.dev942+standin "$STANDIN" serve no-such/model --port "$(standin_free_port)" "$only26"
+is "$rc" 1 "and accepted by a 0.26 one"
+run "$STANDIN" serve "$CORTEX" --disable-log-requests
+like "$errout" "unrecognized arguments: --disable-log-requests" "an option no recorded version has is unrecognized"
+run "$STANDIN" serve "$CORTEX" --served-model-name
+like "$errout" "argument --served-model-name: expected at least one argument" "--served-model-name needs a value"
+run "$STANDIN" serve "$CORTEX" --hf-overrides '{not json'
+is "$rc" 2 "--hf-overrides must be JSON"
+run "$STANDIN" serve "$CORTEX" --speculative-config '[1]'
+like "$errout" "argument --speculative-config: Value \[1\] cannot be converted" "--speculative-config must be a JSON object"
+run "$STANDIN" serve "$CORTEX" --max-lora-rank 7
+like "$errout" "argument --max-lora-rank: invalid choice: '7' \(choose from '1', '8'" "choices come from vLLM's list"
 run "$STANDIN" frobnicate
 is "$rc" 2 "an unknown subcommand exits 2"
 
@@ -236,8 +285,16 @@ is "$code" 200 "thor with TRITON_ATTN: embeddings answer"
 standin_stop_all
 
 # ---- reranker ----------------------------------------------------------------
-standin_start reranker "$RERANKER" --served-model-name reranker --runner pooling --convert classify --gpu-memory-utilization 0.06
-ok $? "the reranker boots on spark"
+standin_start reranker-bare "$RERANKER" --served-model-name reranker --runner pooling --convert classify --gpu-memory-utilization 0.06
+ok $? "the reranker boots on spark without its --hf-overrides"
+http POST /v1/rerank "$RERANK_BODY"
+is "$code" 200 "without the overrides it serves"
+is "$(jq -r '.results[0].index != 1' <<<"$body")" true "without the overrides the ordering is wrong (classifier head not the trained one)"
+http POST /v1/score '{"model":"reranker","text_1":"What is the capital of France?","text_2":["Bananas are rich in potassium.","Paris is the capital and largest city of France."]}'
+is "$(jq -r '.data[1].score < .data[0].score' <<<"$body")" true "and /v1/score scores the Paris document lower"
+standin_stop_all
+standin_start reranker "$RERANKER" --served-model-name reranker --runner pooling --convert classify --gpu-memory-utilization 0.06 --hf-overrides "$HF_RERANK"
+ok $? "the reranker boots on spark with its --hf-overrides"
 for route in /v1/rerank /rerank /v2/rerank; do
 	http POST "$route" "$RERANK_BODY"
 	is "$(jq -r '.results[0].index' <<<"$body")" 1 "reranker probe via $route: the Paris document ranks first"
@@ -246,11 +303,17 @@ is "$(jq -r '.results[0].document.text' <<<"$body")" "Paris is the capital and l
 is "$(jq -r '[.results[].relevance_score] | . == (sort | reverse)' <<<"$body")" true "results are sorted by relevance_score"
 http POST /v1/rerank "$(jq -c '.top_n=1' <<<"$RERANK_BODY")"
 is "$(jq '.results | length' <<<"$body")" 1 "top_n limits the results"
+for route in /v1/score /score; do
+	http POST "$route" '{"model":"reranker","text_1":"What is the capital of France?","text_2":["Bananas are rich in potassium.","Paris is the capital and largest city of France."]}'
+	is "$(jq -r '[.object, (.data | length), .data[1].index, (.data[1].score > .data[0].score)] | join(",")' <<<"$body")" "list,2,1,true" "$route (text_1/text_2): one score per document, in order, Paris higher"
+done
+http POST /v1/score '{"queries":"What is the capital of France?","documents":["Paris is the capital and largest city of France.","Bananas are rich in potassium."]}'
+is "$(jq -r '.data[0].score > .data[1].score' <<<"$body")" true "/v1/score takes queries/documents too"
 http POST /v1/embeddings "$EMB_REQ"
 is "$code" 400 "a classify model refuses embeddings"
 standin_stop_all
 
-STANDIN_CARD=thor standin_start thor-reranker "$RERANKER" --served-model-name reranker --runner pooling --convert classify --attention-config "$TRITON"
+STANDIN_CARD=thor standin_start thor-reranker "$RERANKER" --served-model-name reranker --runner pooling --convert classify --attention-config "$TRITON" --hf-overrides "$HF_RERANK"
 ok $? "thor: the reranker with CUDA graphs boots"
 http POST /v1/rerank "$RERANK_BODY"
 is "$code" 500 "thor CUDA graphs: the first rerank fails"
@@ -259,13 +322,16 @@ is "$STANDIN_RC" 1 "thor CUDA graphs: the engine dies (exit 1)"
 has_line "cudaErrorLaunchFailure" "the log names cudaErrorLaunchFailure"
 has_line "CUDA error: unspecified launch failure" "the log names the launch failure"
 
-STANDIN_CARD=thor standin_start thor-reranker-eager "$RERANKER" --served-model-name reranker --runner pooling --convert classify --attention-config "$TRITON" --enforce-eager
+STANDIN_CARD=thor standin_start thor-reranker-eager "$RERANKER" --served-model-name reranker --runner pooling --convert classify --attention-config "$TRITON" --enforce-eager --hf-overrides "$HF_RERANK"
 http POST /v1/rerank "$RERANK_BODY"
 is "$code" 200 "thor eager: the reranker serves"
-isnt_first=$(jq -r '.results[0].index != 1' <<<"$body")
-is "$isnt_first" true "thor eager: the ordering is wrong (the recorded known failure)"
+is "$(jq -r '.results[0].index' <<<"$body")" 1 "thor TRITON_ATTN + eager + overrides: the ordering is right (the later Thor pass)"
 standin_stop_all
-STANDIN_CARD=thor standin_start thor-reranker-eager-fa "$RERANKER" --served-model-name reranker --runner pooling --convert classify --enforce-eager
+STANDIN_CARD=thor standin_start thor-reranker-eager-bare "$RERANKER" --served-model-name reranker --runner pooling --convert classify --attention-config "$TRITON" --enforce-eager
+http POST /v1/rerank "$RERANK_BODY"
+is "$(jq -r '.results[0].index != 1' <<<"$body")" true "thor eager without the overrides: the ordering is wrong, as on every card"
+standin_stop_all
+STANDIN_CARD=thor standin_start thor-reranker-eager-fa "$RERANKER" --served-model-name reranker --runner pooling --convert classify --enforce-eager --hf-overrides "$HF_RERANK"
 HTTP_MAX_TIME=1 http POST /v1/rerank "$RERANK_BODY"
 is "$curl_rc" 28 "thor eager on FLASH_ATTN: rerank hangs"
 standin_stop_all

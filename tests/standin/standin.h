@@ -10,17 +10,22 @@
  * the real server; production runs vLLM.
  *
  * Layout: main.c (command line, boot phases, faults), log.c (vLLM log
- * format), http.c (libmicrohttpd server and routes), model.c (toy chat,
- * embedding and rerank semantics), curl.c (the `curl` personality for
- * container healthchecks), tls_off.c (link-time stand-ins for the TLS
- * library, which the stand-in never uses).
+ * format), http.c (libmicrohttpd server, routing, SSE streaming),
+ * generate.c (chat and completions: tool calls, reasoning split, stream
+ * frames), pool.c (embeddings, rerank, score), model.c (toy chat, embedding
+ * and rerank semantics), curl.c (the `curl` personality for container
+ * healthchecks), tls_off.c (link-time stand-ins for the TLS library, which
+ * the stand-in never uses).
  */
 #ifndef STANDIN_H
 #define STANDIN_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #define STANDIN_DEFAULT_VERSION "0.23.1rc1.dev672+standin"
 
@@ -31,15 +36,25 @@ enum fault {
 	FAULT_NONE,
 	FAULT_POOLING_HANG,     /* sm_110 + pooling + not TRITON_ATTN: never answer */
 	FAULT_GRAPH_KILL,       /* sm_110 reranker with CUDA graphs: first rerank kills the engine */
-	FAULT_WRONG_ORDER,      /* sm_110 reranker, eager: serves, ordering wrong (known failure) */
 	FAULT_CORRUPT_THEN_DIE, /* sm_110 + LFM2.5-1.2B: garbage, then launch failure */
 };
+
+#define MAX_SERVED 8
 
 /* Everything the server needs to answer, filled once by main() before the
  * listener starts; read-only afterwards except the counters in http.c. */
 struct standin {
 	const char *model;        /* positional MODEL (repo id or local path) */
-	const char *served_name;  /* --served-model-name, else model */
+	const char *served_name;  /* the first --served-model-name, else model */
+	const char *served[MAX_SERVED]; /* every --served-model-name (a request may use any) */
+	size_t n_served;
+	const char *tool_parser;  /* --tool-call-parser, NULL = none */
+	bool auto_tool_choice;    /* --enable-auto-tool-choice */
+	const char *reasoning_parser; /* --reasoning-parser, NULL = none */
+	bool thinks;              /* a thinking chat model (Qwen3 line: on unless disabled; Gemma 4: when asked) */
+	bool thinks_by_default;
+	bool wrong_scores;        /* classifier head not the trained one (reranker without its overrides) */
+	long token_ms;            /* STANDIN_TOKEN_MS: spacing of streamed tokens */
 	const char *host;
 	int port;
 	const char *api_key;      /* --api-key or VLLM_API_KEY; NULL = open */
@@ -51,6 +66,60 @@ struct standin {
 	int listen_fd;            /* bound early (like vLLM), listening at startup end */
 	volatile int dead;        /* set when the engine "dies"; main exits 1 */
 };
+
+/* The parsed `vllm serve` command line (args.c). Strings point into argv. */
+struct opts {
+	const char *version;      /* selects the flag lists */
+	const char *model, *host, *kv_dtype, *quant, *backend, *runner, *convert;
+	const char *served[MAX_SERVED];
+	size_t n_served;
+	const char *api_key, *tool_parser, *reasoning_parser, *hf_overrides, *speculative;
+	int port;
+	double util;
+	long max_model_len, max_num_seqs;
+	bool eager, fail_env, auto_tool_choice;
+	char nondefault[4096];
+	size_t nd_len;
+};
+
+/* args.c — vLLM's lists of the reported version, and the command line. */
+void ref_select(const char *version);
+bool ref_has_env(const char *name);
+bool ref_has_tool_parser(const char *name);
+bool ref_has_reasoning_parser(const char *name);
+bool ref_has_backend(const char *name);
+void usage_line(FILE *f);
+/* argparse's failure: usage, "vllm serve: error: MSG", exit 2. */
+void usage_error(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+/* Parse `serve` arguments (argv after "serve") into o; exits 2 on misuse. */
+void parse_serve(int argc, char **argv, struct opts *o);
+/* vLLM's post-parse checks (tool and reasoning parser names); exit 1. */
+void validate_serve(const struct opts *o);
+void help(void);
+/* STANDIN_ATTENTION_ENV=honoured: an older image that still honours
+ * VLLM_ATTENTION_BACKEND. */
+bool attention_env_honoured(void);
+/* Warn about (or with fail, exit 1 on) VLLM_* names the version's registry
+ * does not have, as vLLM's validate_environ does. */
+void lint_environment(bool fail);
+
+/* ckpt.c — the checkpoint in the local Hugging Face cache. */
+struct ckpt {
+	char *dir;               /* snapshot directory */
+	json_t *config;          /* config.json */
+	const char *arch;
+	char quant[64];          /* checkpoint quantization method, "" = none */
+	bool kv_scales;          /* the checkpoint ships KV scales */
+	long head_dim, global_head_dim, layers, kv_heads, hidden, max_pos;
+	bool gemma4;
+	char **weights;          /* NULL-terminated weight file paths */
+	double weight_bytes;
+};
+/* Read the checkpoint for model; exits 1 with vLLM's error if absent. */
+void read_checkpoint(const char *model, struct ckpt *c);
+/* Read every weight file to the end (the page cache grows like vLLM's). */
+void read_weights(const struct ckpt *c);
+bool ends_with(const char *s, const char *suffix);
 
 /* log.c — vLLM's format: "LEVEL MM-DD HH:MM:SS [file.py:NNN] message". */
 enum level { LV_DEBUG, LV_INFO, LV_WARNING, LV_ERROR };
@@ -81,6 +150,35 @@ int model_count_tokens(const char *text);
 
 /* curl.c — `curl -fsS URL` for healthchecks, when invoked as curl. */
 int curl_main(int argc, char **argv);
+
+/* A response the HTTP layer sends: status and a JSON body, or SSE frames
+ * (each a complete "data: ...\n\n" event) sent one by one, spaced by
+ * S->token_ms after the first, with id naming the request for the abort
+ * log. Filled by the route handlers in generate.c and pool.c. */
+struct reply {
+	unsigned status;
+	json_t *body;             /* owned; NULL with frames or hang */
+	char **frames;            /* owned, n_frames strings */
+	size_t n_frames;
+	char id[64];
+	bool hang;                /* accepted, never answered (the sm_110 pooling hang) */
+};
+void reply_json(struct reply *r, unsigned status, json_t *body);
+void reply_error(struct reply *r, unsigned status, const char *param, const char *msg);
+void reply_frame(struct reply *r, json_t *event);  /* event stolen; NULL = "[DONE]" */
+/* The request's "model" names a served name (or is absent); else a 404 is
+ * put in r and false returned. */
+bool model_ok(struct reply *r, json_t *req);
+/* The engine dies on this request: vLLM's launch-failure lines, a 500. */
+void engine_dies(struct reply *r);
+extern struct standin *S;
+
+/* generate.c / pool.c — route handlers (req borrowed). */
+void api_chat(struct reply *r, json_t *req);
+void api_completions(struct reply *r, json_t *req);
+void api_embeddings(struct reply *r, json_t *req);
+void api_rerank(struct reply *r, json_t *req);
+void api_score(struct reply *r, json_t *req);
 
 /* http.c — start serving on s->listen_fd; returns 0 or -1 (logged). */
 int http_start(struct standin *s);
