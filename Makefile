@@ -9,7 +9,7 @@
 
 BUILD ?= build
 CC ?= gcc
-PKGS := libfyaml jansson libcurl libpcre2-8
+PKGS := libfyaml jansson libcurl libpcre2-8 libmicrohttpd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \

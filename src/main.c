@@ -143,6 +143,34 @@ static const struct command commands[] = {
 	  "  --role R       look at role R instead of the question's\n"
 	  "  --no-probe     skip the role's probe\n"
 	  "  --timeout S    probe timeout (default 60)\n" },
+	{ "gateway", cmd_gateway, "lobes gateway [--bind ADDR] [--port N] [--key-file F] [--check]",
+	  "serve one OpenAI-compatible endpoint for the fleet (foreground)",
+	  "Routes POST /v1/chat/completions, /v1/completions, /v1/embeddings,\n"
+	  "/v1/rerank (/rerank, /v2/rerank), /v1/score to the role the request's\n"
+	  "`model` names (role name, served checkpoint id or alias; none: the\n"
+	  "endpoint's role, the cortex for chat); GET /v1/models (ready roles),\n"
+	  "/health and /capabilities (both keyless). An infeasible role is 404\n"
+	  "role_infeasible, a down engine 503 backend_unavailable (Retry-After),\n"
+	  "an unknown model 404 model_not_found. Streams are relayed frame by frame;\n"
+	  "a client that goes away cancels the engine's request.\n"
+	  "  --bind ADDR     listen address (default LOBES_GATEWAY_BIND, else 127.0.0.1;\n"
+	  "                  any other address needs an API key)\n"
+	  "  --port N        port (default LOBES_GATEWAY_PORT, else 8000; 0: any free)\n"
+	  "  --key-file F    the API key, in a file of mode 0600 (default\n"
+	  "                  LOBES_GATEWAY_KEY_FILE, else DIR/gateway.key when present,\n"
+	  "                  else LOBES_GATEWAY_API_KEY of .env)\n"
+	  "  --check         validate the settings and exit\n"
+	  "Settings in DIR/.env: LOBES_GATEWAY_MAX_BODY_BYTES (16 MiB),\n"
+	  "_MAX_INFLIGHT and _MAX_INFLIGHT_<ROLE> (1024), _MAX_CONNECTIONS (4096),\n"
+	  "_CONNECT_TIMEOUT (5 s), _READ_TIMEOUT (600 s), _REQUEST_TIMEOUT (0: none),\n"
+	  "_IDLE_TIMEOUT (60 s), _DRAIN_TIMEOUT (30 s), _HEALTH_INTERVAL_MS (5000),\n"
+	  "_HEALTH_TIMEOUT_MS (3000), _SWAP_MAX / _IOWAIT_MAX (percent; 100 = off),\n"
+	  "_PEER_<ROLE> (hosted_by of an infeasible role). Aliases: data/gateway/\n"
+	  "and DIR/gateway.yaml (`aliases: {NAME: ROLE}`).\n"
+	  "Signals: SIGHUP reloads DIR; SIGTERM/SIGINT stop accepting, let in-flight\n"
+	  "requests finish within the drain timeout, then exit 0. Access lines (JSON,\n"
+	  "no bodies, no keys) go to stderr. Exit 3 on bad settings, 4 when the port\n"
+	  "cannot be bound.\n" },
 	{ "stop", cmd_stop, "lobes stop [--apply] [--drop-caches] [--wait S]",
 	  "tear the fleet down and wait for its memory to come back (dry-run unless --apply)",
 	  "Runs compose down, then waits (bounded) until the memory the running roles\n"

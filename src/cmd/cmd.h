@@ -66,5 +66,6 @@ CMD(triage);
 CMD(status);
 CMD(probe);
 CMD(doctor);
+CMD(gateway);
 
 #endif

@@ -1,0 +1,168 @@
+/*
+ * gateway.c — `lobes gateway`: run the front door in the foreground.
+ *
+ * Reads the deploy dir (src/lib/gateway/config.c), starts the server, then
+ * waits for signals in this thread (they are blocked in the server's
+ * threads): SIGHUP reloads the deploy dir (a bad one is logged and the old
+ * snapshot kept), SIGTERM/SIGINT drain (stop accepting, let in-flight
+ * requests finish within LOBES_GATEWAY_DRAIN_TIMEOUT, cancel the rest) and
+ * exit 0. Access and event lines go to stderr as JSON, one per line; stdout
+ * gets the start line and the exit summary (text, or JSON with --json).
+ * With --check it only validates the deploy dir and prints the settings.
+ */
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "../lib/gateway/gateway.h"
+#include "../lib/util/cleanup.h"
+#include "cmd.h"
+
+static void log_line(void *ud, const char *line)
+{
+	(void)ud;
+	fprintf(stderr, "%s\n", line);
+	fflush(stderr);
+}
+
+static void log_event(const char *event, const char *msg)
+{
+	json_t *o = json_pack("{s:s, s:s}", "event", event, "message", msg);
+	char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	log_line(NULL, s);
+	free(s);
+	json_decref(o);
+}
+
+static json_t *summary(const struct gw_config *c, int port)
+{
+	json_t *roles = json_array();
+	for (int r = 0; r < ROLE__COUNT; r++)
+		if (c->roles[r].feasible)
+			json_array_append_new(roles, json_string(role_name((enum role_id)r)));
+	json_t *aliases = json_object();
+	for (size_t i = 0; i < c->n_aliases; i++)
+		json_object_set_new(aliases, c->aliases[i].name,
+				    json_string(role_name(c->aliases[i].role)));
+	/* the key itself is never printed: only where it comes from */
+	return json_pack("{s:s, s:i, s:b, s:s?, s:o, s:o, s:I, s:i, s:i, s:i, s:f, s:f, s:b}",
+			 "bind", c->bind, "port", port, "auth", c->key != NULL,
+			 "key_source", c->key_source, "roles", roles, "aliases", aliases, "max_body",
+			 (json_int_t)c->max_body, "read_timeout_s", c->read_timeout_s,
+			 "drain_timeout_s", c->drain_timeout_s, "max_connections", c->max_connections,
+			 "swap_max", c->swap_max, "iowait_max", c->iowait_max, "iowait_off_by_card",
+			 c->iowait_off_by_card);
+}
+
+CMD(gateway)
+{
+	struct gw_overrides ov = { 0 };
+	bool check = false;
+	static const struct option opts[] = { { "bind", required_argument, NULL, 'b' },
+					      { "port", required_argument, NULL, 'p' },
+					      { "key-file", required_argument, NULL, 'k' },
+					      { "check", no_argument, NULL, 'c' },
+					      { NULL, 0, NULL, 0 } };
+	int o;
+	while ((o = getopt_long(argc, argv, "b:p:k:c", opts, NULL)) != -1) {
+		switch (o) {
+		case 'b': ov.bind = optarg; break;
+		case 'k': ov.key_file = optarg; break;
+		case 'c': check = true; break;
+		case 'p': {
+			char *end;
+			long p = strtol(optarg, &end, 10);
+			if (end == optarg || *end || p < 0 || p > 65535)
+				return cmd_usage_error(ctx, "--port '%s': expected a port 0-65535", optarg);
+			ov.port = p ? (int)p : -1; /* -1: any free port */
+			break;
+		}
+		default: return cmd_usage_error(ctx, "unknown option");
+		}
+	}
+	if (optind < argc)
+		return cmd_usage_error(ctx, "unexpected argument '%s'", argv[optind]);
+
+	struct err *e = NULL;
+	struct gw_config *cfg = gw_config_load(ctx->dir, &ov, &e);
+	if (!cfg)
+		return cmd_fail(ctx, e);
+	if (check) {
+		json_t *s = summary(cfg, cfg->port);
+		if (ctx->json)
+			out_json(s);
+		else
+			printf("gateway settings ok: %s:%d, %s, %zu roles feasible, %zu aliases\n",
+			       cfg->bind, cfg->port, cfg->key ? "API key required" : "no API key",
+			       json_array_size(json_object_get(s, "roles")), cfg->n_aliases);
+		json_decref(s);
+		gw_config_unref(cfg);
+		return 0;
+	}
+
+	/* one fd per client and one per engine connection: raise the soft limit */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	struct gateway *g = gateway_start(cfg, log_line, NULL, &e);
+	if (!g) {
+		gw_config_unref(cfg);
+		return cmd_fail(ctx, e);
+	}
+	json_t *s = summary(cfg, gateway_port(g));
+	gw_config_unref(cfg);
+	if (ctx->json) {
+		json_object_set_new(s, "event", json_string("listening"));
+		char *t = json_dumps(s, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		printf("%s\n", t);
+		free(t);
+	} else {
+		printf("lobes gateway: listening on http://%s:%d (%s)\n", jstr(s, "bind"),
+		       gateway_port(g), json_is_true(json_object_get(s, "auth")) ? "API key required"
+										 : "no API key");
+	}
+	json_decref(s);
+	fflush(stdout);
+
+	int sig = 0;
+	for (;;) {
+		if (sigwait(&set, &sig) != 0)
+			continue;
+		if (sig != SIGHUP)
+			break;
+		struct err *re = NULL;
+		struct gw_config *nc = gw_config_load(ctx->dir, &ov, &re);
+		if (!nc) {
+			log_event("reload-failed", re->msg);
+			err_free(re);
+			continue;
+		}
+		gateway_reload(g, nc);
+		gw_config_unref(nc);
+		log_event("reloaded", ctx->dir);
+	}
+	log_event("draining", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	int cancelled = gateway_drain_and_stop(g);
+	if (ctx->json) {
+		json_t *r = json_pack("{s:s, s:i}", "event", "stopped", "cancelled", cancelled);
+		out_json(r);
+		json_decref(r);
+	} else {
+		printf("lobes gateway: stopped (%d in-flight request%s cancelled at the drain bound)\n",
+		       cancelled, cancelled == 1 ? "" : "s");
+	}
+	return 0;
+}

@@ -1,0 +1,177 @@
+/*
+ * gateway.h — `lobes gateway`: one OpenAI-compatible endpoint per box in
+ * front of the role engines (which listen on loopback only).
+ *
+ * Pieces:
+ *   config.c    the settings and the fleet, read from the deploy dir (.env,
+ *               gateway.yaml, the key file) and data/gateway/ — an immutable,
+ *               reference-counted snapshot, swapped whole on reload
+ *   route.c     pure: endpoint of a method+path, role of a request body,
+ *               the `model` rewrite, errors in OpenAI's shape
+ *   caps.c      /capabilities, /v1/models and /health bodies
+ *   pressure.c  swap and iowait sampling and the shedding decision
+ *   server.c    the client side (libmicrohttpd, one internal epoll thread)
+ *   upstream.c  the engine side (one libcurl multi thread): relays,
+ *               background /health polls, client-disconnect watch
+ *
+ * Two threads serve every connection: MHD's polling thread and the upstream
+ * thread. A relayed response is pulled by MHD from a per-request buffer that
+ * the upstream thread fills; when the buffer is empty the connection is
+ * suspended and the upstream thread resumes it on the next bytes, so each
+ * SSE frame leaves as soon as it arrives. The library never prints: access
+ * and event lines go to a callback as JSON text.
+ */
+#ifndef LOBES_GATEWAY_H
+#define LOBES_GATEWAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <jansson.h>
+
+#include "../knowledge/knowledge.h"
+#include "../util/err.h"
+
+struct gw_role {
+	bool feasible;
+	int port;
+	char *model;         /* <ROLE>_MODEL: the served checkpoint id ("" when unset) */
+	long max_model_len;  /* 0: unknown */
+	char *quantization;  /* "" when unset */
+	char *tool_parser;   /* NULL: none */
+	char *reasoning_parser;
+	char *hosted_by;     /* LOBES_GATEWAY_PEER_<ROLE>: a peer that serves it, or NULL */
+	int max_inflight;    /* concurrent upstream requests before 429 */
+};
+
+struct gw_alias {
+	char *name;
+	enum role_id role;
+	char *source; /* "data/gateway/aliases.yaml:3:3" or the operator file's position */
+};
+
+/* One snapshot of everything the gateway serves by. */
+struct gw_config {
+	int refs; /* gw_config_ref/unref; atomic */
+	char *dir;
+	char *profile, *card;
+	char *bind;      /* LOBES_GATEWAY_BIND, default 127.0.0.1 */
+	int port;        /* LOBES_GATEWAY_PORT, default 8000 */
+	char *key;       /* the API key (NULL: none); never printed, never forwarded */
+	char *key_source; /* "file /x/gateway.key" or ".env LOBES_GATEWAY_API_KEY" */
+	size_t max_body;          /* bytes, 413 past it */
+	int max_connections;
+	int connect_timeout_s;    /* to an engine */
+	int read_timeout_s;       /* an engine silent this long ends the request */
+	int request_timeout_s;    /* whole upstream request; 0 = none */
+	int idle_timeout_s;       /* an idle client connection */
+	int drain_timeout_s;      /* SIGTERM: in-flight requests get this long */
+	int health_interval_ms, health_timeout_ms;
+	double swap_max;          /* percent; >= 100 = off */
+	double iowait_max;        /* percent; >= 100 = off */
+	bool iowait_off_by_card;  /* the card's trait: iowait lies there */
+	struct gw_role roles[ROLE__COUNT];
+	struct gw_alias *aliases;
+	size_t n_aliases;
+};
+
+/* What the command line may override (NULL / 0: from the deploy dir). */
+struct gw_overrides {
+	const char *bind;
+	int port;
+	const char *key_file;
+};
+
+/* Read the deploy dir. Errors are EXIT_CONFIG with a position
+ * ("DIR/.env:12: LOBES_GATEWAY_PORT 'x' ...; expected ..."). A bind beyond
+ * loopback without a key, or a key file readable by others, is refused. */
+struct gw_config *gw_config_load(const char *dir, const struct gw_overrides *o, struct err **err);
+struct gw_config *gw_config_ref(struct gw_config *c);
+void gw_config_unref(struct gw_config *c);
+/* Parse alias YAML text (name: "data/gateway/aliases.yaml" or a path) into
+ * c's alias list; a later definition of a name replaces the earlier one. */
+int gw_aliases_parse(struct gw_config *c, const char *text, size_t len, const char *name,
+		     struct err **err);
+bool gw_bind_is_loopback(const char *bind);
+
+/* ---- routing (route.c): pure functions of (config, request) ---- */
+
+enum gw_endpoint {
+	GW_EP_NONE,
+	GW_EP_CHAT,
+	GW_EP_COMPLETIONS,
+	GW_EP_EMBEDDINGS,
+	GW_EP_RERANK,
+	GW_EP_SCORE,
+	GW_EP_MODELS,
+	GW_EP_HEALTH,
+	GW_EP_CAPABILITIES,
+};
+
+/* The endpoint of path; *method_ok false when it exists with another
+ * method (405). GW_EP_NONE: unknown path (404). */
+enum gw_endpoint gw_endpoint_of(const char *method, const char *path, bool *method_ok);
+bool gw_endpoint_keyless(enum gw_endpoint ep);
+bool gw_endpoint_proxied(enum gw_endpoint ep);
+
+struct gw_route {
+	int role;           /* enum role_id, -1 on error */
+	bool stream;        /* "stream": true */
+	bool via_alias;     /* the model was an alias (pressure sheds these) */
+	char *body;         /* rewritten body (owned), NULL: relay the original */
+	size_t body_len;
+	/* error (status != 0): an OpenAI-shaped body is built from these */
+	int status;
+	const char *type, *code;
+	char *message;      /* owned */
+	json_t *extra;      /* owned: more members of "error" (hosted_by, served…) */
+};
+
+/* Decide where a POST to ep with body goes. Returns 0 with out->role set, or
+ * -1 with out->status etc. set (400, 404). Never touches the network. */
+int gw_route_request(const struct gw_config *c, enum gw_endpoint ep, const char *body,
+		     size_t len, struct gw_route *out);
+void gw_route_free(struct gw_route *r);
+/* {"error":{"message","type","code","param":null,...extra}} as text (caller frees). */
+char *gw_error_body(const char *message, const char *type, const char *code, const json_t *extra);
+/* The served names of every feasible role, for model_not_found. */
+json_t *gw_served_names(const struct gw_config *c);
+/* Constant-time check of an Authorization header value against the key. */
+bool gw_auth_ok(const struct gw_config *c, const char *authorization);
+
+/* ---- pressure (pressure.c) ---- */
+
+struct gw_pressure {
+	double swap_pct, iowait_pct; /* < 0: unknown */
+	unsigned long long last_total, last_iowait;
+};
+/* Sample /proc/meminfo and /proc/stat (under LOBES_SYSROOT). iowait is the
+ * share of CPU time since the previous sample. */
+void gw_pressure_sample(struct gw_pressure *p);
+/* True when alias requests are to be shed; *why names the reading. */
+bool gw_pressure_shed(const struct gw_config *c, double swap_pct, double iowait_pct,
+		      const char **why);
+
+/* ---- the server ---- */
+
+typedef void (*gw_log_fn)(void *ud, const char *json_line);
+
+struct gateway;
+
+/* Start listening on cfg->bind:cfg->port and serving (takes a reference to
+ * cfg). EXIT_RUNTIME when the port cannot be bound. */
+struct gateway *gateway_start(struct gw_config *cfg, gw_log_fn log, void *log_ud, struct err **err);
+/* Serve by a new snapshot from now on (in-flight requests finish on the old
+ * one). bind/port changes need a restart: logged, not applied. */
+void gateway_reload(struct gateway *g, struct gw_config *cfg);
+/* Stop accepting, give in-flight requests up to cfg->drain_timeout_s, cancel
+ * the rest, stop. Returns the number of requests cancelled. */
+int gateway_drain_and_stop(struct gateway *g);
+/* The port actually bound (useful with port 0). */
+int gateway_port(const struct gateway *g);
+
+/* JSON bodies (caps.c); ready[] from the background poll. */
+json_t *gw_capabilities(const struct gw_config *c, const bool ready[ROLE__COUNT]);
+json_t *gw_models(const struct gw_config *c, const bool ready[ROLE__COUNT]);
+const char *gw_endpoint_path_of_role(enum role_id r);
+
+#endif

@@ -1,0 +1,114 @@
+/*
+ * internal.h — what server.c (the MHD thread) and upstream.c (the curl multi
+ * thread) share: the gateway object and the relay of one proxied request.
+ *
+ * A relay is owned by two references: the client side drops its one when MHD
+ * reports the request completed; the upstream side when the transfer has
+ * ended and left the multi handle. Its state is guarded by its mutex. The
+ * upstream thread resumes a suspended connection (relay_wake) only while the
+ * client side has not detached, so it never touches a finished connection.
+ */
+#ifndef LOBES_GATEWAY_INTERNAL_H
+#define LOBES_GATEWAY_INTERNAL_H
+
+#include <curl/curl.h>
+#include <microhttpd.h>
+#include <pthread.h>
+
+#include "../util/buf.h"
+#include "gateway.h"
+
+enum { XFER_RELAY = 1, XFER_HEALTH = 2 };
+
+struct relay {
+	int kind; /* XFER_RELAY: first, so CURLOPT_PRIVATE tells kinds apart */
+	pthread_mutex_t mu;
+	int refs;
+	struct gateway *g;
+	struct MHD_Connection *conn;
+	int client_fd;
+	char id[48];
+	int role;
+	bool stream;
+	/* request, built by the client side, used by the upstream thread */
+	CURL *easy;
+	struct curl_slist *hdrs;
+	char *url, *body;
+	size_t body_len;
+	int read_timeout_s;
+	/* state, under mu */
+	bool suspended, detached, client_gone, head, done, stalled, paused, cancelled;
+	long status;
+	char *content_type;
+	long long content_length; /* -1: unknown */
+	CURLcode result;
+	char errbuf[CURL_ERROR_SIZE];
+	struct buf data;
+	size_t rd;
+	bool err_event_sent;
+	/* upstream thread only */
+	double t_start, t_head, t_last_rx, t_done; /* monotonic ms */
+	unsigned slot, gen;
+};
+
+struct health_xfer {
+	int kind; /* XFER_HEALTH */
+	int role;
+	CURL *easy;
+	char *url;
+};
+
+struct upstream {
+	CURLM *multi;
+	pthread_t th;
+	bool started;
+	int epfd;
+	pthread_mutex_t qmu;
+	struct relay **q_new, **q_cancel, **q_unpause;
+	size_t n_new, n_cancel, n_unpause, a_new, a_cancel, a_unpause;
+	bool stop, cancel_all;
+	/* active relays by slot (upstream thread only) */
+	struct relay **slots;
+	unsigned *gens;
+	size_t n_slots;
+	size_t n_active;
+	struct health_xfer health[ROLE__COUNT];
+	double next_health, next_pressure, next_stall_scan;
+	struct gw_pressure pressure;
+};
+
+struct gateway {
+	struct MHD_Daemon *d;
+	int port;
+	pthread_mutex_t cfg_mu;
+	struct gw_config *cfg;
+	gw_log_fn log;
+	void *log_ud;
+	pthread_mutex_t log_mu;
+	int inflight;                   /* requests MHD holds, atomic */
+	int role_inflight[ROLE__COUNT]; /* atomic */
+	bool ready[ROLE__COUNT];        /* atomic */
+	int swap_x100, iowait_x100;     /* atomic; -1 unknown */
+	unsigned long long counter;     /* atomic */
+	unsigned long long seed;
+	bool draining;
+	struct upstream up;
+};
+
+double gw_now_ms(void);
+/* Current snapshot, referenced (caller unrefs). */
+struct gw_config *gw_cfg_get(struct gateway *g);
+/* Emit one JSON line through the log callback (obj is stolen). */
+void gw_log_json(struct gateway *g, json_t *obj);
+
+int upstream_start(struct gateway *g, struct err **err);
+void upstream_stop(struct gateway *g);
+void upstream_submit(struct gateway *g, struct relay *r);
+void upstream_cancel(struct gateway *g, struct relay *r);
+void upstream_unpause(struct gateway *g, struct relay *r);
+void upstream_cancel_all(struct gateway *g);
+void relay_unref(struct relay *r);
+/* Resume the client side if it waits; call with r->mu held. */
+void relay_wake(struct relay *r);
+
+#endif

@@ -1,0 +1,353 @@
+/*
+ * route.c — where a request goes, decided from the snapshot alone (no I/O,
+ * so it is unit-tested and fuzzed directly).
+ *
+ * The `model` field picks the role: a role name, a served checkpoint id
+ * (<ROLE>_MODEL) or an alias; no `model` means the endpoint's default role
+ * (the cortex for chat and completions, the embedder for embeddings, the
+ * reranker for rerank and score). An infeasible role is 404 role_infeasible
+ * (with hosted_by when a peer is declared), never another model; a role that
+ * does not serve the endpoint is 400 naming the one that does; an unknown
+ * model is 404 model_not_found listing what is served.
+ *
+ * The body is relayed byte for byte except the value of a top-level `model`
+ * given as a checkpoint id or an alias, which is replaced by the role name:
+ * the one served name every engine has (`--served-model-name` starts with
+ * it), whatever else it serves.
+ * jansson validates the whole body first (duplicate keys refused, so the
+ * gateway and the engine cannot read different models from one body); only
+ * then is the value's byte span located by a lexical skim of the already
+ * valid text (strings and nesting), and spliced.
+ */
+#include <string.h>
+#include <strings.h>
+
+#include "../util/cleanup.h"
+#include "gateway.h"
+
+static const struct {
+	const char *path;
+	enum gw_endpoint ep;
+	bool post;
+} endpoints[] = {
+	{ "/v1/chat/completions", GW_EP_CHAT, true },
+	{ "/v1/completions", GW_EP_COMPLETIONS, true },
+	{ "/v1/embeddings", GW_EP_EMBEDDINGS, true },
+	{ "/v1/rerank", GW_EP_RERANK, true },
+	{ "/rerank", GW_EP_RERANK, true },
+	{ "/v2/rerank", GW_EP_RERANK, true },
+	{ "/v1/score", GW_EP_SCORE, true },
+	{ "/score", GW_EP_SCORE, true },
+	{ "/v1/models", GW_EP_MODELS, false },
+	{ "/health", GW_EP_HEALTH, false },
+	{ "/capabilities", GW_EP_CAPABILITIES, false },
+};
+
+enum gw_endpoint gw_endpoint_of(const char *method, const char *path, bool *method_ok)
+{
+	*method_ok = false;
+	for (size_t i = 0; i < ARRAY_SIZE(endpoints); i++) {
+		if (strcmp(path, endpoints[i].path) != 0)
+			continue;
+		bool post = !strcmp(method, "POST");
+		bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
+		*method_ok = endpoints[i].post ? post : get;
+		return endpoints[i].ep;
+	}
+	return GW_EP_NONE;
+}
+
+bool gw_endpoint_keyless(enum gw_endpoint ep)
+{
+	return ep == GW_EP_HEALTH || ep == GW_EP_CAPABILITIES;
+}
+
+bool gw_endpoint_proxied(enum gw_endpoint ep)
+{
+	return ep >= GW_EP_CHAT && ep <= GW_EP_SCORE;
+}
+
+static bool serves(enum role_id r, enum gw_endpoint ep)
+{
+	switch (ep) {
+	case GW_EP_CHAT:
+	case GW_EP_COMPLETIONS:
+		return role_lane(r) == LANE_GENERATE;
+	case GW_EP_EMBEDDINGS:
+		return r == ROLE_EMBEDDER;
+	case GW_EP_RERANK:
+		return r == ROLE_RERANKER;
+	case GW_EP_SCORE:
+		return r == ROLE_RERANKER || r == ROLE_EMBEDDER;
+	default:
+		return false;
+	}
+}
+
+static enum role_id default_role(enum gw_endpoint ep)
+{
+	return ep == GW_EP_EMBEDDINGS ? ROLE_EMBEDDER
+	       : ep == GW_EP_RERANK || ep == GW_EP_SCORE ? ROLE_RERANKER
+							 : ROLE_CORTEX;
+}
+
+char *gw_error_body(const char *message, const char *type, const char *code, const json_t *extra)
+{
+	json_t *e = json_pack("{s:s, s:s, s:s, s:n}", "message", message, "type", type, "code", code,
+			      "param");
+	if (extra)
+		json_object_update(e, (json_t *)extra);
+	json_t *o = json_pack("{s:o}", "error", e);
+	char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	return s;
+}
+
+json_t *gw_served_names(const struct gw_config *c)
+{
+	json_t *a = json_array();
+	for (int r = 0; r < ROLE__COUNT; r++) {
+		if (!c->roles[r].feasible)
+			continue;
+		json_array_append_new(a, json_string(role_name((enum role_id)r)));
+		if (*c->roles[r].model)
+			json_array_append_new(a, json_string(c->roles[r].model));
+	}
+	return a;
+}
+
+bool gw_auth_ok(const struct gw_config *c, const char *authorization)
+{
+	if (!c->key)
+		return true;
+	if (!authorization || strncasecmp(authorization, "Bearer ", 7) != 0)
+		return false;
+	const char *cand = authorization + 7;
+	while (*cand == ' ')
+		cand++;
+	size_t n = strlen(c->key), m = strlen(cand);
+	volatile unsigned char d = (unsigned char)(n != m);
+	for (size_t i = 0; i < n; i++)
+		d |= (unsigned char)c->key[i] ^ (unsigned char)(i < m ? cand[i] : 0);
+	return d == 0;
+}
+
+static int fail(struct gw_route *out, int status, const char *type, const char *code, char *msg)
+{
+	out->role = -1;
+	out->status = status;
+	out->type = type;
+	out->code = code;
+	out->message = msg;
+	return -1;
+}
+
+/* Skip JSON whitespace. */
+static size_t ws(const char *s, size_t i, size_t n)
+{
+	while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
+		i++;
+	return i;
+}
+
+/* End (one past) of the string starting at s[i] == '"'. */
+static size_t str_end(const char *s, size_t i, size_t n)
+{
+	for (i++; i < n; i++) {
+		if (s[i] == '\\')
+			i++;
+		else if (s[i] == '"')
+			return i + 1;
+	}
+	return n;
+}
+
+/* End of the value starting at s[i] (valid JSON: jansson checked it). */
+static size_t value_end(const char *s, size_t i, size_t n)
+{
+	if (s[i] == '"')
+		return str_end(s, i, n);
+	if (s[i] == '{' || s[i] == '[') {
+		int depth = 0;
+		for (; i < n; i++) {
+			if (s[i] == '"') {
+				i = str_end(s, i, n) - 1;
+			} else if (s[i] == '{' || s[i] == '[') {
+				depth++;
+			} else if (s[i] == '}' || s[i] == ']') {
+				if (--depth == 0)
+					return i + 1;
+			}
+		}
+		return n;
+	}
+	while (i < n && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' && s[i] != '\t' &&
+	       s[i] != '\n' && s[i] != '\r')
+		i++;
+	return i;
+}
+
+/* Byte span [*b, *e) of the value of the top-level key "model" written
+ * literally. False when not found (e.g. the key is written with escapes). */
+static bool model_span(const char *s, size_t n, size_t *b, size_t *e)
+{
+	size_t i = ws(s, 0, n);
+	if (i >= n || s[i] != '{')
+		return false;
+	i++;
+	for (;;) {
+		i = ws(s, i, n);
+		if (i >= n || s[i] != '"')
+			return false;
+		size_t ke = str_end(s, i, n);
+		bool is_model = ke - i == 7 && !memcmp(s + i, "\"model\"", 7);
+		i = ws(s, ke, n);
+		if (i >= n || s[i] != ':')
+			return false;
+		i = ws(s, i + 1, n);
+		size_t ve = value_end(s, i, n);
+		if (is_model) {
+			*b = i;
+			*e = ve;
+			return true;
+		}
+		i = ws(s, ve, n);
+		if (i >= n || s[i] != ',')
+			return false;
+		i++;
+	}
+}
+
+static void rewrite_model(const char *body, size_t len, json_t *j, const char *served,
+			  struct gw_route *out)
+{
+	json_t *js = json_string(served);
+	char *enc = json_dumps(js, JSON_ENCODE_ANY);
+	json_decref(js);
+	size_t b, e;
+	if (model_span(body, len, &b, &e)) {
+		size_t el = strlen(enc);
+		out->body_len = b + el + (len - e);
+		out->body = xcalloc(1, out->body_len + 1);
+		memcpy(out->body, body, b);
+		memcpy(out->body + b, enc, el);
+		memcpy(out->body + b + el, body + e, len - e);
+	} else {
+		/* the key was written with escapes: re-encode, order kept */
+		json_object_set_new(j, "model", json_string(served));
+		out->body = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		out->body_len = strlen(out->body);
+	}
+	free(enc);
+}
+
+static const char *ep_path(enum gw_endpoint ep)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(endpoints); i++)
+		if (endpoints[i].ep == ep)
+			return endpoints[i].path;
+	return "?";
+}
+
+/* 400: role r does not serve ep; name the role(s) that do. */
+static int wrong_endpoint(const struct gw_config *c, enum role_id r, enum gw_endpoint ep,
+			  struct gw_route *out)
+{
+	json_t *by = json_array();
+	_cleanup_free_ char *names = xstrdup("");
+	for (int o = 0; o < ROLE__COUNT; o++) {
+		if (!serves((enum role_id)o, ep))
+			continue;
+		json_array_append_new(by, json_string(role_name((enum role_id)o)));
+		char *n = xasprintf("%s%s'%s'%s", names, *names ? " or " : "", role_name((enum role_id)o),
+				    c->roles[o].feasible ? "" : " (infeasible here)");
+		free(names);
+		names = n;
+	}
+	out->extra = json_pack("{s:o}", "served_by", by);
+	return fail(out, 400, "invalid_request_error", "wrong_endpoint",
+		    xasprintf("role '%s' (%s) does not serve %s; use model %s", role_name(r),
+			      lane_name(role_lane(r)), ep_path(ep), names));
+}
+
+int gw_route_request(const struct gw_config *c, enum gw_endpoint ep, const char *body,
+		     size_t len, struct gw_route *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->role = -1;
+	if (!gw_endpoint_proxied(ep))
+		return fail(out, 404, "invalid_request_error", "not_found", xstrdup("no such route"));
+	json_error_t je;
+	json_t *j = json_loadb(body ? body : "", len, JSON_REJECT_DUPLICATES, &je);
+	if (!j || !json_is_object(j)) {
+		int rc = fail(out, 400, "invalid_request_error", "invalid_json",
+			      j ? xstrdup("the request body is not a JSON object")
+				: xasprintf("the request body is not valid JSON: %s at line %d column %d",
+					    je.text, je.line, je.column));
+		json_decref(j);
+		return rc;
+	}
+	out->stream = json_is_true(json_object_get(j, "stream"));
+	json_t *jm = json_object_get(j, "model");
+	int rc = 0;
+	if (jm && !json_is_null(jm) && !json_is_string(jm)) {
+		rc = fail(out, 400, "invalid_request_error", "invalid_model",
+			  xstrdup("'model' is not a string; expected a role name, a served model id or an alias"));
+		goto out;
+	}
+	const char *model = json_is_string(jm) ? json_string_value(jm) : NULL;
+	int role = -1;
+	if (!model) {
+		role = default_role(ep);
+	} else if ((role = role_from_name(model)) >= 0) {
+		/* the role name is one of the engine's served names */
+	} else {
+		for (int r = 0; r < ROLE__COUNT && role < 0; r++)
+			if (*c->roles[r].model && !strcmp(c->roles[r].model, model))
+				role = r;
+		for (size_t i = 0; i < c->n_aliases && role < 0; i++)
+			if (!strcmp(c->aliases[i].name, model)) {
+				role = (int)c->aliases[i].role;
+				out->via_alias = true;
+			}
+	}
+	if (role < 0) {
+		out->extra = json_pack("{s:o}", "served", gw_served_names(c));
+		rc = fail(out, 404, "invalid_request_error", "model_not_found",
+			  xasprintf("the model '%.200s' does not exist on this box", model));
+		goto out;
+	}
+	const struct gw_role *gr = &c->roles[role];
+	if (!gr->feasible) {
+		if (gr->hosted_by)
+			out->extra = json_pack("{s:s, s:s}", "role", role_name((enum role_id)role),
+					       "hosted_by", gr->hosted_by);
+		else
+			out->extra = json_pack("{s:s}", "role", role_name((enum role_id)role));
+		rc = fail(out, 404, "role_infeasible", "role_infeasible",
+			  xasprintf("role '%s' is not served on this box: profile '%s' declares it infeasible%s%s",
+				    role_name((enum role_id)role), c->profile,
+				    gr->hosted_by ? "; it is hosted by " : "",
+				    gr->hosted_by ? gr->hosted_by : ""));
+		goto out;
+	}
+	if (!serves((enum role_id)role, ep)) {
+		rc = wrong_endpoint(c, (enum role_id)role, ep, out);
+		goto out;
+	}
+	out->role = role;
+	if (model && strcmp(model, role_name((enum role_id)role)) != 0)
+		rewrite_model(body, len, j, role_name((enum role_id)role), out);
+out:
+	json_decref(j);
+	return rc;
+}
+
+void gw_route_free(struct gw_route *r)
+{
+	free(r->body);
+	free(r->message);
+	json_decref(r->extra);
+	memset(r, 0, sizeof(*r));
+	r->role = -1;
+}

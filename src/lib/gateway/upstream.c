@@ -1,0 +1,466 @@
+/*
+ * upstream.c — the engine side: one thread driving a libcurl multi handle.
+ *
+ * It carries every relayed request, the background /health poll of each
+ * feasible role (every health_interval_ms, bounded by health_timeout_ms)
+ * and the pressure readings (once a second). Bytes from an engine are
+ * appended to the relay's buffer and the client side is resumed at once,
+ * so an SSE frame is on its way to the client within one wake-up. A relay
+ * buffering more than HIGH_WATER bytes for a slow client pauses its
+ * transfer until the client side drains it below LOW_WATER.
+ *
+ * Client disconnects: each relay's client socket sits in an epoll set
+ * (EPOLLRDHUP) whose fd is passed to curl_multi_poll, so a client that goes
+ * away while the relay waits for the engine is noticed at once and the
+ * upstream transfer is removed — its connection closed, which is how vLLM
+ * learns to abort the request and free the sequence. Events carry a slot
+ * and generation, never a pointer, so a stale event cannot reach a freed
+ * relay; a detached relay's fd is never touched again (it may be reused).
+ *
+ * Read timeout: an engine silent for read_timeout_s (no byte) ends its
+ * relay; a stream that had started gets an error event (server.c).
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../util/cleanup.h"
+#include "internal.h"
+
+#define HIGH_WATER (256 * 1024)
+
+double gw_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+void relay_unref(struct relay *r)
+{
+	pthread_mutex_lock(&r->mu);
+	int left = --r->refs;
+	pthread_mutex_unlock(&r->mu);
+	if (left > 0)
+		return;
+	if (r->easy)
+		curl_easy_cleanup(r->easy);
+	curl_slist_free_all(r->hdrs);
+	free(r->url);
+	free(r->body);
+	free(r->content_type);
+	buf_free(&r->data);
+	pthread_mutex_destroy(&r->mu);
+	free(r);
+}
+
+void relay_wake(struct relay *r)
+{
+	if (r->suspended && !r->detached) {
+		r->suspended = false;
+		MHD_resume_connection(r->conn);
+	}
+}
+
+/* Queue r for the upstream thread. Every queue entry holds a reference
+ * (for q_new it is the upstream side's own), dropped once handled. */
+static void push(struct gateway *g, struct relay ***q, size_t *n, size_t *a, struct relay *r,
+		 bool ref)
+{
+	if (ref) {
+		pthread_mutex_lock(&r->mu);
+		r->refs++;
+		pthread_mutex_unlock(&r->mu);
+	}
+	pthread_mutex_lock(&g->up.qmu);
+	if (*n == *a) {
+		*a = *a ? *a * 2 : 16;
+		*q = xrealloc(*q, *a * sizeof(**q));
+	}
+	(*q)[(*n)++] = r;
+	pthread_mutex_unlock(&g->up.qmu);
+	curl_multi_wakeup(g->up.multi);
+}
+
+void upstream_submit(struct gateway *g, struct relay *r)
+{
+	push(g, &g->up.q_new, &g->up.n_new, &g->up.a_new, r, false);
+}
+
+void upstream_cancel(struct gateway *g, struct relay *r)
+{
+	push(g, &g->up.q_cancel, &g->up.n_cancel, &g->up.a_cancel, r, true);
+}
+
+void upstream_unpause(struct gateway *g, struct relay *r)
+{
+	push(g, &g->up.q_unpause, &g->up.n_unpause, &g->up.a_unpause, r, true);
+}
+
+void upstream_cancel_all(struct gateway *g)
+{
+	pthread_mutex_lock(&g->up.qmu);
+	g->up.cancel_all = true;
+	pthread_mutex_unlock(&g->up.qmu);
+	curl_multi_wakeup(g->up.multi);
+}
+
+/* Header lines: at the blank line ending a final (non-1xx) response, the
+ * relay has its head and the client side can answer. */
+static size_t on_header(char *p, size_t size, size_t n, void *ud)
+{
+	struct relay *r = ud;
+	size_t len = size * n;
+	if (len > 2 || (len == 2 && p[0] != '\r') || (len == 1 && p[0] != '\n'))
+		return len;
+	long code = 0;
+	curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &code);
+	if (code < 200)
+		return len;
+	char *ct = NULL;
+	curl_easy_getinfo(r->easy, CURLINFO_CONTENT_TYPE, &ct);
+	curl_off_t cl = -1;
+	curl_easy_getinfo(r->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
+	r->t_head = r->t_last_rx = gw_now_ms();
+	pthread_mutex_lock(&r->mu);
+	r->status = code;
+	free(r->content_type);
+	r->content_type = ct ? xstrdup(ct) : NULL;
+	r->content_length = cl;
+	r->head = true;
+	relay_wake(r);
+	pthread_mutex_unlock(&r->mu);
+	return len;
+}
+
+static size_t on_data(char *p, size_t size, size_t n, void *ud)
+{
+	struct relay *r = ud;
+	size_t len = size * n;
+	r->t_last_rx = gw_now_ms();
+	pthread_mutex_lock(&r->mu);
+	if (r->client_gone || r->detached) {
+		pthread_mutex_unlock(&r->mu);
+		return 0; /* aborts the transfer */
+	}
+	if (r->data.len - r->rd > HIGH_WATER) {
+		r->paused = true;
+		pthread_mutex_unlock(&r->mu);
+		return CURL_WRITEFUNC_PAUSE;
+	}
+	if (r->rd && r->rd == r->data.len) {
+		r->data.len = 0;
+		r->rd = 0;
+	}
+	int rc = buf_add(&r->data, p, len);
+	relay_wake(r);
+	pthread_mutex_unlock(&r->mu);
+	return rc < 0 ? 0 : len;
+}
+
+static void slot_add(struct upstream *u, struct relay *r)
+{
+	size_t i = 0;
+	while (i < u->n_slots && u->slots[i])
+		i++;
+	if (i == u->n_slots) {
+		size_t a = u->n_slots ? u->n_slots * 2 : 64;
+		u->slots = xrealloc(u->slots, a * sizeof(*u->slots));
+		u->gens = xrealloc(u->gens, a * sizeof(*u->gens));
+		for (size_t k = u->n_slots; k < a; k++) {
+			u->slots[k] = NULL;
+			u->gens[k] = 0;
+		}
+		u->n_slots = a;
+	}
+	u->slots[i] = r;
+	r->slot = (unsigned)i;
+	r->gen = ++u->gens[i];
+	u->n_active++;
+}
+
+static void start_relay(struct gateway *g, struct relay *r)
+{
+	struct upstream *u = &g->up;
+	CURL *e = r->easy;
+	curl_easy_setopt(e, CURLOPT_PRIVATE, r);
+	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
+	r->t_start = r->t_last_rx = gw_now_ms();
+	slot_add(u, r);
+	pthread_mutex_lock(&r->mu);
+	bool gone = r->detached || r->client_gone;
+	if (!gone && r->client_fd >= 0) {
+		struct epoll_event ev = { .events = EPOLLRDHUP,
+					  .data.u64 = ((uint64_t)r->gen << 32) | r->slot };
+		epoll_ctl(u->epfd, EPOLL_CTL_ADD, r->client_fd, &ev);
+	}
+	pthread_mutex_unlock(&r->mu);
+	curl_multi_add_handle(u->multi, e);
+}
+
+/* The transfer of r is over (done, failed or cancelled): take it out of
+ * the multi handle and drop the upstream side's reference. */
+static void end_relay(struct gateway *g, struct relay *r, CURLcode result)
+{
+	struct upstream *u = &g->up;
+	if (!u->slots[r->slot] || u->slots[r->slot] != r)
+		return; /* already ended */
+	curl_multi_remove_handle(u->multi, r->easy);
+	u->slots[r->slot] = NULL;
+	u->n_active--;
+	r->t_done = gw_now_ms();
+	pthread_mutex_lock(&r->mu);
+	if (!r->detached && r->client_fd >= 0)
+		epoll_ctl(u->epfd, EPOLL_CTL_DEL, r->client_fd, NULL);
+	r->done = true;
+	r->result = result;
+	relay_wake(r);
+	pthread_mutex_unlock(&r->mu);
+	relay_unref(r);
+}
+
+static size_t discard(char *p, size_t s, size_t n, void *ud)
+{
+	(void)p, (void)ud;
+	return s * n;
+}
+
+static void health_poll(struct gateway *g, double now)
+{
+	struct upstream *u = &g->up;
+	struct gw_config *c = gw_cfg_get(g);
+	for (int i = 0; i < ROLE__COUNT; i++) {
+		struct health_xfer *h = &u->health[i];
+		if (h->easy)
+			continue;
+		if (!c->roles[i].feasible) {
+			__atomic_store_n(&g->ready[i], false, __ATOMIC_RELAXED);
+			continue;
+		}
+		h->kind = XFER_HEALTH;
+		h->role = i;
+		free(h->url);
+		h->url = xasprintf("http://127.0.0.1:%d/health", c->roles[i].port);
+		h->easy = curl_easy_init();
+		curl_easy_setopt(h->easy, CURLOPT_URL, h->url);
+		curl_easy_setopt(h->easy, CURLOPT_PRIVATE, h);
+		curl_easy_setopt(h->easy, CURLOPT_TIMEOUT_MS, (long)c->health_timeout_ms);
+		curl_easy_setopt(h->easy, CURLOPT_NOSIGNAL, 1L);
+		curl_easy_setopt(h->easy, CURLOPT_WRITEFUNCTION, discard);
+		curl_multi_add_handle(u->multi, h->easy);
+	}
+	u->next_health = now + c->health_interval_ms;
+	gw_config_unref(c);
+}
+
+static void health_done(struct gateway *g, struct health_xfer *h, CURLcode res)
+{
+	long code = 0;
+	curl_easy_getinfo(h->easy, CURLINFO_RESPONSE_CODE, &code);
+	bool up = res == CURLE_OK && code == 200;
+	bool was = __atomic_exchange_n(&g->ready[h->role], up, __ATOMIC_RELAXED);
+	curl_multi_remove_handle(g->up.multi, h->easy);
+	curl_easy_cleanup(h->easy);
+	h->easy = NULL;
+	if (was != up)
+		gw_log_json(g, json_pack("{s:s, s:s, s:b}", "event", "health", "role",
+					 role_name((enum role_id)h->role), "ready", up));
+}
+
+static void pressure_tick(struct gateway *g)
+{
+	gw_pressure_sample(&g->up.pressure);
+	int s = g->up.pressure.swap_pct < 0 ? -1 : (int)(g->up.pressure.swap_pct * 100);
+	int w = g->up.pressure.iowait_pct < 0 ? -1 : (int)(g->up.pressure.iowait_pct * 100);
+	__atomic_store_n(&g->swap_x100, s, __ATOMIC_RELAXED);
+	__atomic_store_n(&g->iowait_x100, w, __ATOMIC_RELAXED);
+}
+
+/* Take the queues; start new relays, cancel detached ones, unpause. */
+static bool drain_queues(struct gateway *g)
+{
+	struct upstream *u = &g->up;
+	pthread_mutex_lock(&u->qmu);
+	struct relay **nw = u->q_new, **cc = u->q_cancel, **up = u->q_unpause;
+	size_t nn = u->n_new, nc = u->n_cancel, nu = u->n_unpause;
+	u->q_new = u->q_cancel = u->q_unpause = NULL;
+	u->n_new = u->n_cancel = u->n_unpause = u->a_new = u->a_cancel = u->a_unpause = 0;
+	bool stop = u->stop, all = u->cancel_all;
+	u->cancel_all = false;
+	pthread_mutex_unlock(&u->qmu);
+	for (size_t i = 0; i < nn; i++)
+		start_relay(g, nw[i]);
+	for (size_t i = 0; i < nc; i++) {
+		if (cc[i]->slot < u->n_slots)
+			end_relay(g, cc[i], CURLE_ABORTED_BY_CALLBACK);
+		relay_unref(cc[i]);
+	}
+	for (size_t i = 0; i < nu; i++) {
+		struct relay *r = up[i];
+		if (r->slot < u->n_slots && u->slots[r->slot] == r) {
+			pthread_mutex_lock(&r->mu);
+			bool p = r->paused;
+			r->paused = false;
+			pthread_mutex_unlock(&r->mu);
+			if (p)
+				curl_easy_pause(r->easy, CURLPAUSE_CONT);
+		}
+		relay_unref(r);
+	}
+	if (all)
+		for (size_t i = 0; i < u->n_slots; i++)
+			if (u->slots[i]) {
+				struct relay *r = u->slots[i];
+				pthread_mutex_lock(&r->mu);
+				r->cancelled = true;
+				pthread_mutex_unlock(&r->mu);
+				end_relay(g, r, CURLE_ABORTED_BY_CALLBACK);
+			}
+	free(nw);
+	free(cc);
+	free(up);
+	return stop;
+}
+
+static void client_events(struct gateway *g)
+{
+	struct upstream *u = &g->up;
+	struct epoll_event ev[64];
+	int n = epoll_wait(u->epfd, ev, 64, 0);
+	for (int i = 0; i < n; i++) {
+		unsigned slot = (unsigned)(ev[i].data.u64 & 0xffffffffu);
+		unsigned gen = (unsigned)(ev[i].data.u64 >> 32);
+		if (slot >= u->n_slots || !u->slots[slot] || u->gens[slot] != gen)
+			continue;
+		struct relay *r = u->slots[slot];
+		pthread_mutex_lock(&r->mu);
+		r->client_gone = true;
+		pthread_mutex_unlock(&r->mu);
+		end_relay(g, r, CURLE_ABORTED_BY_CALLBACK);
+	}
+}
+
+static void stall_scan(struct gateway *g, double now)
+{
+	struct upstream *u = &g->up;
+	for (size_t i = 0; i < u->n_slots; i++) {
+		struct relay *r = u->slots[i];
+		if (!r || r->paused || now - r->t_last_rx < r->read_timeout_s * 1000.0)
+			continue;
+		pthread_mutex_lock(&r->mu);
+		r->stalled = true;
+		pthread_mutex_unlock(&r->mu);
+		end_relay(g, r, CURLE_OPERATION_TIMEDOUT);
+	}
+}
+
+static void *upstream_main(void *arg)
+{
+	struct gateway *g = arg;
+	struct upstream *u = &g->up;
+	for (;;) {
+		if (drain_queues(g))
+			break;
+		int running = 0;
+		curl_multi_perform(u->multi, &running);
+		CURLMsg *m;
+		int left;
+		while ((m = curl_multi_info_read(u->multi, &left))) {
+			if (m->msg != CURLMSG_DONE)
+				continue;
+			int *kind = NULL;
+			curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&kind);
+			CURLcode res = m->data.result;
+			if (kind && *kind == XFER_HEALTH)
+				health_done(g, (struct health_xfer *)kind, res);
+			else if (kind)
+				end_relay(g, (struct relay *)kind, res);
+		}
+		client_events(g);
+		double now = gw_now_ms();
+		if (now >= u->next_health)
+			health_poll(g, now);
+		if (now >= u->next_pressure) {
+			pressure_tick(g);
+			u->next_pressure = now + 1000;
+		}
+		if (now >= u->next_stall_scan) {
+			stall_scan(g, now);
+			u->next_stall_scan = now + 250;
+		}
+		struct curl_waitfd wfd = { .fd = u->epfd, .events = CURL_WAIT_POLLIN };
+		int numfds = 0;
+		curl_multi_poll(u->multi, &wfd, 1, 250, &numfds);
+	}
+	return NULL;
+}
+
+int upstream_start(struct gateway *g, struct err **err)
+{
+	struct upstream *u = &g->up;
+	u->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (u->epfd < 0)
+		return err_errno(err, EXIT_RUNTIME, errno, "epoll_create1");
+	u->multi = curl_multi_init();
+	curl_multi_setopt(u->multi, CURLMOPT_MAXCONNECTS, 4096L);
+	pthread_mutex_init(&u->qmu, NULL);
+	for (int i = 0; i < ROLE__COUNT; i++)
+		u->health[i].role = i;
+	if (pthread_create(&u->th, NULL, upstream_main, g) != 0) {
+		curl_multi_cleanup(u->multi);
+		close(u->epfd);
+		return err_set(err, EXIT_RUNTIME, "cannot start the upstream thread");
+	}
+	u->started = true;
+	return 0;
+}
+
+void upstream_stop(struct gateway *g)
+{
+	struct upstream *u = &g->up;
+	if (!u->started)
+		return;
+	pthread_mutex_lock(&u->qmu);
+	u->stop = true;
+	pthread_mutex_unlock(&u->qmu);
+	curl_multi_wakeup(u->multi);
+	pthread_join(u->th, NULL);
+	for (size_t i = 0; i < u->n_slots; i++)
+		if (u->slots[i])
+			end_relay(g, u->slots[i], CURLE_ABORTED_BY_CALLBACK);
+	for (int i = 0; i < ROLE__COUNT; i++) {
+		if (u->health[i].easy) {
+			curl_multi_remove_handle(u->multi, u->health[i].easy);
+			curl_easy_cleanup(u->health[i].easy);
+		}
+		free(u->health[i].url);
+	}
+	/* relays queued but never started */
+	for (size_t i = 0; i < u->n_new; i++) {
+		pthread_mutex_lock(&u->q_new[i]->mu);
+		u->q_new[i]->done = true;
+		u->q_new[i]->result = CURLE_ABORTED_BY_CALLBACK;
+		relay_wake(u->q_new[i]);
+		pthread_mutex_unlock(&u->q_new[i]->mu);
+		relay_unref(u->q_new[i]);
+	}
+	for (size_t i = 0; i < u->n_cancel; i++)
+		relay_unref(u->q_cancel[i]);
+	for (size_t i = 0; i < u->n_unpause; i++)
+		relay_unref(u->q_unpause[i]);
+	free(u->q_new);
+	free(u->q_cancel);
+	free(u->q_unpause);
+	free(u->slots);
+	free(u->gens);
+	curl_multi_cleanup(u->multi);
+	close(u->epfd);
+	pthread_mutex_destroy(&u->qmu);
+	u->started = false;
+}

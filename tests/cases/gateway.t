@@ -1,0 +1,257 @@
+#!/bin/bash
+# gateway.t — `lobes gateway` as a process in front of vLLM stand-ins (test
+# doubles) run directly on loopback ports: every route, role name / served
+# id / alias routing, the honest errors (infeasible 404, down 503, unknown
+# 404, wrong endpoint 400), engine answers relayed verbatim, SSE relayed,
+# auth 401 (keyless /health and /capabilities), oversize 413, concurrency
+# 429, pressure 429 for aliases, read timeout 503, SIGHUP reload (and a bad
+# reload keeping the old settings), SIGTERM drain with its bound, the bind
+# rule and the access log (no bodies, no keys).
+. "${LOBES_SRC:-.}/tests/lib.sh"
+. "$SRC/tests/standin/lib.sh"
+. "$SRC/tests/gateway_lib.sh"
+[ -x "$STANDIN" ] || skip_all "stand-in not built ($STANDIN; make test-helpers)"
+command -v curl >/dev/null || skip_all "curl is not installed"
+for v in $(env | sed -n 's/^\(VLLM_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(STANDIN_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(LOBES_GATEWAY_[A-Za-z0-9_]*\)=.*/\1/p'); do
+	unset "$v"
+done
+unset HF_HOME LOBES_SYSROOT
+export HF_HUB_CACHE=$SRC/tests/fixtures/hf/hub
+export STANDIN_LOAD_MS=10 STANDIN_PROFILE_MS=10 STANDIN_WARMUP_MS=10
+export STANDIN_DEVICE_BYTES=4G STANDIN_MEM_SCALE=0.01
+CORTEX_ID=LiquidAI/LFM2.5-1.2B-Instruct
+EMBED_ID=Qwen/Qwen3-Embedding-0.6B
+RERANK_ID=Qwen/Qwen3-Reranker-0.6B
+
+standin_start cortex "$CORTEX_ID" --served-model-name cortex --gpu-memory-utilization 0.1 ||
+	skip_all "the stand-in did not start"
+P_CORTEX=$STANDIN_PORT
+standin_start embedder "$EMBED_ID" --served-model-name embedder --runner pooling --convert embed \
+	--gpu-memory-utilization 0.1
+P_EMBED=$STANDIN_PORT
+standin_start reranker "$RERANK_ID" --served-model-name reranker --runner pooling --convert classify \
+	--gpu-memory-utilization 0.1
+P_RERANK=$STANDIN_PORT
+P_DOWN=$(standin_free_port)
+
+D=$TMP/deploy
+mkdir -p "$D"
+write_env() {
+	cat >"$D/.env" <<EOF
+LOBES_PROFILE=thor
+LOBES_CARD=thor
+CORTEX_FEASIBLE=true
+CORTEX_PORT=$P_CORTEX
+CORTEX_MODEL=$CORTEX_ID
+CORTEX_MAX_MODEL_LEN=32768
+CORTEX_TOOL_CALL_PARSER=hermes
+SENSES_FEASIBLE=false
+HAND_FEASIBLE=true
+HAND_PORT=$P_DOWN
+HAND_MODEL=org/Down-1B
+EMBEDDER_FEASIBLE=true
+EMBEDDER_PORT=$P_EMBED
+EMBEDDER_MODEL=$EMBED_ID
+RERANKER_FEASIBLE=true
+RERANKER_PORT=$P_RERANK
+RERANKER_MODEL=$RERANK_ID
+LOBES_GATEWAY_PEER_SENSES=http://orin.example:8000
+LOBES_GATEWAY_HEALTH_INTERVAL_MS=200
+LOBES_GATEWAY_MAX_BODY_BYTES=4096
+LOBES_GATEWAY_DRAIN_TIMEOUT=2
+$*
+EOF
+	chmod 600 "$D/.env"
+}
+write_env
+
+# --- the bind rule and settings errors -----------------------------------------
+run "$LOBES" --dir "$D" gateway --bind 0.0.0.0 --check
+is "$rc" 3 "binding beyond loopback without a key is refused (exit 3)"
+like "$errout" "refusing to listen on '0.0.0.0' without an API key" "and says why"
+run "$LOBES" --dir "$D" --json gateway --check
+is "$rc" 0 "--check validates the settings"
+like "$out" '"bind": "127.0.0.1"' "the default bind is 127.0.0.1"
+like "$out" '"port": 8000' "the default port is 8000"
+
+gw_start "$D"
+ok $? "the gateway starts (port $GW_PORT)"
+ready_models() { gw GET /v1/models; [[ "$body" == *'"reranker"'* && "$body" == *'"embedder"'* && "$body" == *'"cortex"'* ]]; }
+gw_wait_for ready_models
+ok $? "/v1/models lists the ready roles once the background /health poll saw them"
+like "$body" "\"id\":\"$CORTEX_ID\"" "and each under its served checkpoint id"
+unlike "$body" '"id":"hand"|"id":"senses"' "a down role and an infeasible role are not listed"
+
+gw GET /health
+is "$code" 200 "/health answers 200"
+gw GET /capabilities
+is "$code" 200 "/capabilities answers 200"
+like "$body" '"role":"senses","model":"","served_names":\["senses"\][^}]*"feasible":false' "it lists the infeasible role as infeasible"
+like "$body" '"hosted_by":"http://orin.example:8000"' "with where it is hosted"
+like "$body" '"role":"cortex"[^}]*"tools":true[^}]*"ready":true[^}]*"context":32768' "cortex: tools, ready, context"
+like "$body" '"role":"hand"[^}]*"feasible":true,"ready":false' "hand: feasible but not ready"
+
+# --- routing ------------------------------------------------------------------
+Q='"messages":[{"role":"user","content":"What is the capital city of France? Reply with only the city name."}],"max_tokens":16,"temperature":0'
+for m in '"model":"cortex",' "\"model\":\"$CORTEX_ID\"," '"model":"chat",' ''; do
+	gw POST /v1/chat/completions "{$m$Q}"
+	is "$code" 200 "chat with {${m:-no model,}…} answers 200"
+	like "$body" 'Paris' "and the cortex answered it"
+done
+gw POST /v1/chat/completions "{\"model\":\"cortex\",\"stream\":true,$Q}"
+is "$code" 200 "a streamed chat answers 200"
+like "$hdrs" 'Content-Type: text/event-stream' "as an event stream"
+like "$body" 'data: \[DONE\]' "relayed to its end"
+for p in /v1/embeddings; do
+	gw POST $p '{"model":"embed","input":["The cat sat on the warm windowsill."]}'
+	is "$code" 200 "embeddings by alias answer 200"
+	like "$body" '"embedding":\[' "with an embedding"
+done
+for p in /v1/rerank /rerank /v2/rerank; do
+	gw POST $p '{"model":"reranker","query":"What is the capital of France?","documents":["Paris is the capital of France.","Bananas are yellow."]}'
+	is "$code" 200 "POST $p answers 200"
+	like "$body" '"relevance_score"' "with scores"
+done
+# an engine's own answer is relayed verbatim (status, type, body)
+for p in /v1/completions /v1/score; do
+	m=cortex; [ $p = /v1/score ] && m=reranker
+	direct=$(curl -s -w ' %{http_code}' -H 'Content-Type: application/json' -d "{\"model\":\"$m\",\"prompt\":\"x\"}" \
+		"http://127.0.0.1:$([ $m = cortex ] && echo $P_CORTEX || echo $P_RERANK)$p")
+	gw POST $p "{\"model\":\"$m\",\"prompt\":\"x\"}"
+	is "$body $code" "$direct" "POST $p: the engine's answer is relayed byte for byte"
+done
+
+# --- honesty ------------------------------------------------------------------
+gw POST /v1/chat/completions '{"model":"senses","messages":[]}'
+is "$code" 404 "an infeasible role answers 404"
+like "$body" '"type":"role_infeasible","code":"role_infeasible"' "role_infeasible"
+like "$body" '"hosted_by":"http://orin.example:8000"' "naming the peer that hosts it"
+gw POST /v1/chat/completions '{"model":"hand","messages":[]}'
+is "$code" 503 "a feasible role whose engine is down answers 503"
+like "$body" '"type":"backend_unavailable"' "backend_unavailable"
+like "$hdrs" 'Retry-After: 5' "with Retry-After: 5"
+gw POST /v1/chat/completions '{"model":"gpt-4o","messages":[]}'
+is "$code" 404 "an unknown model answers 404"
+like "$body" "\"code\":\"model_not_found\".*\"served\":\\[\"cortex\",\"$CORTEX_ID\"" "model_not_found, listing what is served"
+gw POST /v1/embeddings '{"model":"cortex","input":"x"}'
+is "$code" 400 "embeddings to a generate role answer 400"
+like "$body" "does not serve /v1/embeddings; use model 'embedder'" "naming the embeddings role"
+gw GET /v1/chat/completions
+is "$code" 405 "GET on a POST route is 405"
+gw POST /v1/nothing '{}'
+is "$code" 404 "an unknown route is 404"
+like "$body" '^\{"error":\{"message":' "in OpenAI's error shape"
+gw POST /v1/chat/completions 'not json'
+is "$code" 400 "a body that is not JSON is 400"
+
+# --- limits -------------------------------------------------------------------
+big=$(printf '{"model":"cortex","pad":"%05000d"}' 0)
+gw POST /v1/chat/completions "$big"
+is "$code" 413 "a body over LOBES_GATEWAY_MAX_BODY_BYTES is 413"
+like "$body" '"code":"request_too_large"' "request_too_large"
+long=$(printf '/v1/%040000d' 0)
+gw GET "$long"
+ok $([ "$code" = 414 ] || [ "$code" = 431 ]; echo $?) "a 40 kB URL is refused by the header limit ($code)"
+gw_stop_all
+
+# --- auth, reload, concurrency, read timeout, drain ---------------------------
+# A second embedder that accepts requests and never answers (the stand-in's
+# sm_110 pooling hang) stands for a busy or stalled engine.
+STANDIN_CARD=thor VLLM_LOGGING_LEVEL=DEBUG standin_start hang "$EMBED_ID" --served-model-name embedder --runner pooling \
+	--convert embed --gpu-memory-utilization 0.1
+P_HANG=$STANDIN_PORT
+printf 'k-%s\n' "$RANDOM$RANDOM$RANDOM" >"$D/gateway.key"
+chmod 600 "$D/gateway.key"
+KEY=$(cat "$D/gateway.key")
+gw_start "$D"
+ok $? "the gateway starts with a key file"
+GW_KEY= gw POST /v1/chat/completions "{$Q}"
+is "$code" 401 "no key: 401"
+like "$body" '"code":"invalid_api_key"' "invalid_api_key"
+like "$hdrs" 'WWW-Authenticate: Bearer' "with WWW-Authenticate: Bearer"
+GW_KEY=wrong gw GET /v1/models
+is "$code" 401 "a wrong key: 401"
+GW_KEY= gw GET /health
+is "$code" 200 "/health needs no key"
+GW_KEY= gw GET /capabilities
+is "$code" 200 "/capabilities needs no key"
+GW_KEY=$KEY gw POST /v1/chat/completions "{$Q}"
+is "$code" 200 "the right key: 200"
+unlike "$(cat "$GW_OUT" "$GW_ERR")" "$KEY" "the key is never printed or logged"
+unlike "$(cat "$GW_ERR")" 'capital city' "no request body in the access log"
+line=$(grep '"path":"/v1/chat/completions"' "$GW_ERR" | grep '"status":200' | tail -1)
+like "$line" '^\{"id":"[^"]+","method":"POST","path":"/v1/chat/completions","role":"cortex","status":200,"bytes":[1-9][0-9]*,"outcome":"ok","upstream_ms":[0-9.]+,"total_ms":[0-9.]+' \
+	"an access line: id, role, status, bytes, upstream time"
+export GW_KEY=$KEY
+
+# SIGHUP: the hanging embedder, a cap of 1, an alias
+accepted() { grep -c 'embeddings request accepted' "$TMP/hang.log"; }
+more_accepted() { [ "$(accepted)" -gt "$n0" ]; }
+reloads() { [ "$(grep -c '"event":"reloaded"' "$GW_ERR")" -ge "$1" ]; }
+write_env "EMBEDDER_PORT=$P_HANG
+LOBES_GATEWAY_MAX_INFLIGHT_EMBEDDER=1"
+printf 'aliases:\n  vectors: embedder\n' >"$D/gateway.yaml"
+kill -HUP "$GW_PID"
+gw_wait_for grep -q '"event":"reloaded"' "$GW_ERR"
+ok $? "SIGHUP reloads the deploy dir"
+n0=$(accepted)
+curl -s --max-time 30 -H "Authorization: Bearer $KEY" -d '{"model":"vectors","input":"x"}' \
+	"http://127.0.0.1:$GW_PORT/v1/embeddings" >/dev/null 2>&1 &
+held=$!
+gw_wait_for more_accepted
+ok $? "the reloaded alias routes to the reloaded port"
+gw POST /v1/embeddings '{"input":"y"}'
+is "$code" 429 "past the role's concurrency cap: 429"
+like "$body" '"code":"concurrency_limit"' "concurrency_limit"
+like "$hdrs" 'Retry-After: ' "with Retry-After"
+kill "$held" 2>/dev/null
+wait "$held" 2>/dev/null
+# the client went away: its slot is free again once the gateway noticed
+write_env "EMBEDDER_PORT=$P_HANG
+LOBES_GATEWAY_READ_TIMEOUT=2"
+kill -HUP "$GW_PID"
+gw_wait_for reloads 2
+gw POST /v1/embeddings '{"input":"x"}'
+is "$code" 503 "an engine silent past the read timeout: 503"
+like "$body" 'sent nothing for the read timeout' "saying it timed out"
+printf 'aliases:\n  vectors: [embedder\n' >"$D/gateway.yaml"
+kill -HUP "$GW_PID"
+gw_wait_for grep -q '"event":"reload-failed".*gateway.yaml:' "$GW_ERR"
+ok $? "a bad gateway.yaml on SIGHUP is reported with its position"
+gw GET /health
+is "$code" 200 "and the gateway keeps serving on the old settings"
+rm -f "$D/gateway.yaml"
+
+# SIGTERM: a request stuck on the silent engine is cut at the drain bound
+write_env "EMBEDDER_PORT=$P_HANG
+LOBES_GATEWAY_DRAIN_TIMEOUT=1"
+kill -HUP "$GW_PID"
+gw_wait_for reloads 3
+curl -s --max-time 30 -H "Authorization: Bearer $KEY" -d '{"input":"x"}' "http://127.0.0.1:$GW_PORT/v1/embeddings" \
+	>/dev/null 2>&1 &
+held=$!
+n0=$(accepted)
+gw_wait_for more_accepted
+kill -TERM "$GW_PID"
+gw_wait_exit "$GW_PID"
+is "$GW_RC" 0 "SIGTERM: the gateway exits 0 after the drain bound"
+like "$(cat "$GW_OUT")" 'stopped \(1 in-flight request cancelled' "cancelling the one request still in flight"
+wait "$held"
+GW_PIDS=""
+
+# --- pressure: alias requests shed under swap pressure --------------------------
+mkdir -p "$TMP/root/proc"
+printf 'MemTotal: 1000 kB\nSwapTotal: 1000 kB\nSwapFree: 100 kB\n' >"$TMP/root/proc/meminfo"
+printf 'cpu 100 0 100 800 0 0 0 0 0 0\n' >"$TMP/root/proc/stat"
+write_env
+LOBES_SYSROOT=$TMP/root gw_start "$D"
+gw_wait_for grep -q '"event":"health","role":"cortex","ready":true' "$GW_ERR"
+# the first pressure reading is taken at start
+gw POST /v1/chat/completions "{\"model\":\"chat\",$Q}"
+is "$code" 429 "swap at 90%: an alias request is shed with 429"
+like "$body" '"code":"server_busy"' "server_busy"
+like "$hdrs" 'Retry-After: 5' "with Retry-After: 5"
+gw POST /v1/chat/completions "{\"model\":\"cortex\",$Q}"
+is "$code" 200 "a request naming the role is still served"
+gw_stop_all
+done_testing

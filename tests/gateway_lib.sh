@@ -1,0 +1,81 @@
+# tests/gateway_lib.sh — run `lobes gateway` from shell tests (after
+# tests/lib.sh and tests/standin/lib.sh).
+#
+#   gw_start DIR [args...]   start the gateway on a free port of 127.0.0.1
+#       and wait (bounded) for its start line. Sets GW_PORT, GW_PID, GW_OUT
+#       (stdout), GW_ERR (stderr: JSON access/event lines). Returns 1 when it
+#       exited instead (GW_RC holds the status).
+#   gw METHOD PATH [JSON]    request to the gateway: sets $code, $body, $hdrs
+#       (GW_KEY, when set, is sent as the bearer key)
+#   gw_wait_for CMD...       poll CMD (every 0.1 s, at most ~30 s) until it succeeds
+#   gw_stop                  SIGTERM, wait (bounded), then SIGKILL
+GW_PIDS=""
+trap 'gw_stop_all; standin_stop_all; rm -rf "$TMP"' EXIT
+
+gw_start() {
+	local dir=$1 i
+	shift
+	GW_OUT=$TMP/gw.$RANDOM.out
+	GW_ERR=${GW_OUT%.out}.err
+	GW_RC=
+	"$LOBES" --dir "$dir" gateway --port 0 "$@" >"$GW_OUT" 2>"$GW_ERR" &
+	GW_PID=$!
+	GW_PIDS="$GW_PIDS $GW_PID"
+	for i in $(seq 300); do
+		GW_PORT=$(sed -n 's|.*listening on http://[^:]*:\([0-9]*\).*|\1|p' "$GW_OUT")
+		[ -n "$GW_PORT" ] && return 0
+		if ! kill -0 "$GW_PID" 2>/dev/null; then
+			wait "$GW_PID"
+			GW_RC=$?
+			return 1
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
+gw() {
+	local method=$1 path=$2 data=${3:-} out
+	local args=(-sS -X "$method" --max-time "${HTTP_MAX_TIME:-10}" -D "$TMP/.hdrs" -w '\n%{http_code}')
+	[ -n "${GW_KEY:-}" ] && args+=(-H "Authorization: Bearer $GW_KEY")
+	[ -n "$data" ] && args+=(-H 'Content-Type: application/json' --data-binary "$data")
+	out=$(curl "${args[@]}" "http://127.0.0.1:$GW_PORT$path" 2>/dev/null)
+	curl_rc=$?
+	code=${out##*$'\n'}
+	body=${out%$'\n'*}
+	[ "$body" = "$out" ] && body=
+	hdrs=$(tr -d '\r' <"$TMP/.hdrs" 2>/dev/null)
+	return 0
+}
+
+gw_wait_for() {
+	local i
+	for i in $(seq 300); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+gw_wait_exit() {
+	local pid=$1 i
+	for i in $(seq 300); do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			wait "$pid"
+			GW_RC=$?
+			return 0
+		fi
+		sleep 0.1
+	done
+	GW_RC=timeout
+	return 1
+}
+
+gw_stop_all() {
+	local p
+	for p in $GW_PIDS; do
+		kill -TERM "$p" 2>/dev/null
+		gw_wait_exit "$p" || kill -9 "$p" 2>/dev/null
+	done
+	GW_PIDS=""
+}
