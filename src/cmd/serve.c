@@ -20,7 +20,7 @@
 #include "../lib/runtime/fleet.h"
 #include "../lib/runtime/memory.h"
 #include "../lib/util/cleanup.h"
-#include "../lib/verify/triage.h"
+#include "../lib/verify/report.h"
 #include "cmd.h"
 
 #define GiB 1073741824.0
@@ -200,39 +200,34 @@ static void op_event(void *ud, const struct bringup_event *ev)
 	fflush(stdout);
 }
 
-/* The cause triage names in a log, as a JSON object, or NULL. */
-static json_t *log_cause(const char *log)
+/* A role's failure report for a person: the cause, the log line it came
+ * from with its number (always, wherever it is in the log), then the last
+ * lines, numbered. */
+static void print_report(const json_t *x)
 {
-	struct sigset set = { 0 };
-	if (!log || sigset_load(&set, NULL, NULL) < 0)
-		return NULL;
-	json_t *out = NULL;
-	struct triage *t = triage_new(&set, 0);
-	triage_feed(t, log, strlen(log));
-	triage_finish(t);
-	const struct triage_match *m = triage_cause(t);
-	if (m)
-		out = json_pack("{s:s, s:s, s:s?, s:s?, s:s}", "signature", m->sig->id, "cause",
-				m->sig->cause, "remedy", m->sig->remedy, "trait",
-				m->sig->traits ? m->sig->traits[0] : NULL, "line", m->text);
-	triage_free(t);
-	sigset_free(&set);
-	return out;
-}
-
-/* The last n lines of text (a pointer into it). */
-static const char *last_lines(const char *text, size_t n)
-{
-	const char *p = text + strlen(text);
-	if (p > text && p[-1] == '\n')
-		p--;
-	size_t seen = 0;
-	while (p > text) {
-		if (p[-1] == '\n' && ++seen == n)
-			break;
-		p--;
+	const json_t *cause = json_object_get(x, "cause");
+	if (cause) {
+		printf("  cause (%s): %s\n", jstr(cause, "signature"), jstr(cause, "cause"));
+		if (*jstr(cause, "remedy"))
+			printf("  fix: %s\n", jstr(cause, "remedy"));
+		if (*jstr(cause, "trait"))
+			printf("  trait: %s\n", jstr(cause, "trait"));
+		printf("  from log line %lld: %s\n",
+		       (long long)json_integer_value(json_object_get(cause, "line_no")),
+		       jstr(cause, "line"));
 	}
-	return p;
+	const char *tail = jstr(x, "log_tail");
+	if (!*tail)
+		return;
+	long long no = (long long)json_integer_value(json_object_get(x, "log_tail_from"));
+	printf("  last log lines (%lld-%lld of %lld):\n", no,
+	       (long long)json_integer_value(json_object_get(x, "log_lines")),
+	       (long long)json_integer_value(json_object_get(x, "log_lines")));
+	while (*tail) {
+		size_t n = strcspn(tail, "\n");
+		printf("  %6lld | %.*s\n", no++, (int)n, tail);
+		tail += n + (tail[n] == '\n');
+	}
 }
 
 struct serve_opts {
@@ -364,20 +359,21 @@ CMD(serve)
 				     one ? "one-at-a-time" : "together", "ok", rc == 0 && br.ok,
 				     "total_ms", (json_int_t)br.total_ms, "roles");
 	json_t *rl = json_object_get(res, "roles");
+	struct sigset sigs = { 0 };
+	bool have_sigs = sigset_load(&sigs, NULL, NULL) == 0;
 	for (size_t i = 0; i < br.n; i++) {
 		const struct bringup_role_result *x = &br.roles[i];
 		json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:s?}", "role", role_name(x->role),
 				      "outcome", role_outcome_name(x->outcome), "start_ms",
 				      (json_int_t)x->start_ms, "window_ms", (json_int_t)x->window_ms,
 				      "ready_ms", (json_int_t)x->ready_ms, "reason", x->reason);
-		if (x->log_tail) {
-			json_object_set_new(o, "log_tail", json_string(last_lines(x->log_tail, 12)));
-			json_t *cause = log_cause(x->log_tail);
-			if (cause)
-				json_object_set_new(o, "cause", cause);
-		}
+		/* the cause, the line it came from and the last lines, in one object */
+		json_t *rep = failure_report(x->log_tail, 12, have_sigs ? &sigs : NULL);
+		if (rep)
+			json_object_update_new(o, rep);
 		json_array_append_new(rl, o);
 	}
+	sigset_free(&sigs);
 	bringup_result_free(&br);
 	compose_free(&s.compose);
 	engine_close(&s.engine);
@@ -398,16 +394,7 @@ CMD(serve)
 		if (!*jstr(x, "reason"))
 			continue;
 		printf("\n%s%s%s: %s\n", c_bold(ctx), jstr(x, "role"), c_reset(ctx), jstr(x, "reason"));
-		const json_t *cause = json_object_get(x, "cause");
-		if (cause) {
-			printf("  cause (%s): %s\n", jstr(cause, "signature"), jstr(cause, "cause"));
-			if (*jstr(cause, "remedy"))
-				printf("  fix: %s\n", jstr(cause, "remedy"));
-			if (*jstr(cause, "trait"))
-				printf("  trait: %s\n", jstr(cause, "trait"));
-		}
-		if (*jstr(x, "log_tail"))
-			printf("  last log lines:\n%s\n", jstr(x, "log_tail"));
+		print_report(x);
 	}
 	if (ok)
 		printf("all %zu roles ready in %.1f s\n", json_array_size(rl),

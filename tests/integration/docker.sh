@@ -13,6 +13,15 @@
 #                           nothing is ever pulled).
 #   compose ARGS...         docker-compose v1 (Debian's), else `docker compose`
 #   docker_compose_project  NAME: remember a project to `down` at exit
+#   wait_for SECONDS CMD... run CMD every 0.2 s until it succeeds (0) or
+#                           SECONDS of wall time have passed (1). Every wait
+#                           in these tests is one of these, on a condition,
+#                           with a bound far above the time on an idle box:
+#                           CI runs loaded (another core busy), and a wait
+#                           that succeeds costs nothing extra.
+#
+# LOBES_TEST_WAIT (default 180) is the bound, in seconds, of waits for a
+# container to boot or answer; raise it on a very slow machine.
 #
 # Installs nothing: `make deps` brings docker.io and docker-compose. At exit
 # the registered projects go down and dockerd is stopped by its pid.
@@ -34,6 +43,18 @@ docker_unavailable() {
 	skip_all "$*"
 }
 
+WAIT=${LOBES_TEST_WAIT:-180}
+
+wait_for() {
+	local bound=$1 start=$SECONDS
+	shift
+	while :; do
+		"$@" && return 0
+		[ $((SECONDS - start)) -ge "$bound" ] && return 1
+		sleep 0.2
+	done
+}
+
 docker_start() {
 	local i
 	if [ "$(id -u)" != 0 ]; then
@@ -48,12 +69,14 @@ docker_start() {
 		>"$DOCKER_ROOT/dockerd.log" 2>&1 &
 	DOCKERD_PID=$!
 	export DOCKER_HOST=unix://$DOCKER_ROOT/docker.sock
-	for i in $(seq 150); do
-		kill -0 "$DOCKERD_PID" 2>/dev/null || docker_unavailable "dockerd exited at start: $(tail -n 1 "$DOCKER_ROOT/dockerd.log")"
-		docker version >/dev/null 2>&1 && return 0
-		sleep 0.2
-	done
-	docker_unavailable "dockerd did not answer within 30 s: $(tail -n 1 "$DOCKER_ROOT/dockerd.log")"
+	# dockerd: its own exit ends the wait at once; a slow start gets $WAIT s
+	_dockerd_up() {
+		kill -0 "$DOCKERD_PID" 2>/dev/null ||
+			docker_unavailable "dockerd exited at start: $(tail -n 1 "$DOCKER_ROOT/dockerd.log")"
+		docker version >/dev/null 2>&1
+	}
+	wait_for "$WAIT" _dockerd_up && return 0
+	docker_unavailable "dockerd did not answer within $WAIT s: $(tail -n 1 "$DOCKER_ROOT/dockerd.log")"
 }
 
 docker_build_standin() {
@@ -91,10 +114,8 @@ _docker_cleanup() {
 	else
 		kill -TERM "$DOCKERD_PID" 2>/dev/null
 	fi
-	for i in $(seq 100); do
-		kill -0 "$DOCKERD_PID" 2>/dev/null || break
-		sleep 0.2
-	done
+	_dockerd_gone() { ! kill -0 "$DOCKERD_PID" 2>/dev/null; }
+	wait_for 60 _dockerd_gone
 	kill -KILL "$DOCKERD_PID" 2>/dev/null
 	wait "$DOCKERD_PID" 2>/dev/null
 	for m in $(awk -v r="$DOCKER_ROOT" 'index($2, r) == 1 {print $2}' /proc/mounts | sort -r); do

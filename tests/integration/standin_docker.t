@@ -43,8 +43,8 @@ services:
     healthcheck:
       test: ["CMD", "curl", "-fsS", "http://127.0.0.1:$PORT_A/health"]
       interval: 1s
-      timeout: 2s
-      retries: 3
+      timeout: 30s
+      retries: 30
     environment:
       <<: *env
       VLLM_ATTENTION_BACKEND: TRITON_ATTN
@@ -67,25 +67,20 @@ run compose -p "$PROJECT" -f "$TMP/docker-compose.yml" up -d
 is "$rc" 0 "docker-compose up starts both stand-ins"
 [ "$rc" = 0 ] || printf '%s\n' "$errout" | sed 's/^/# /' 
 
-ready() {
-	local port=$1 i
-	for i in $(seq 150); do
-		[ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$port/health")" = 200 ] && return 0
-		sleep 0.2
-	done
-	return 1
+health_200() {
+	[ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://127.0.0.1:$1/health")" = 200 ]
 }
-ready "$PORT_A"
+wait_for "$WAIT" health_200 "$PORT_A"
 ok $? "cortex answers /health on 127.0.0.1:$PORT_A"
-ready "$PORT_B"
+wait_for "$WAIT" health_200 "$PORT_B"
 ok $? "embedder answers /health on 127.0.0.1:$PORT_B"
 
 health=
-for i in $(seq 100); do
+cortex_healthy() {
 	health=$(docker inspect -f '{{.State.Health.Status}}' "$(compose -p "$PROJECT" -f "$TMP/docker-compose.yml" ps -q cortex)" 2>/dev/null)
-	[ "$health" = healthy ] && break
-	sleep 0.2
-done
+	[ "$health" = healthy ]
+}
+wait_for "$WAIT" cortex_healthy
 is "$health" healthy "the rendered-style curl healthcheck passes inside the scratch image"
 
 STANDIN_PORT=$PORT_A
@@ -100,7 +95,7 @@ run compose -p "$PROJECT" -f "$TMP/docker-compose.yml" logs --no-color embedder
 unlike "$out" "Unknown vLLM environment variable" "the embedder, without it, does not warn"
 like "$out" "Using TRITON_ATTN attention backend" "the JSON --attention-config survives compose quoting"
 
-run compose -p "$PROJECT" -f "$TMP/docker-compose.yml" down -t 5
+run compose -p "$PROJECT" -f "$TMP/docker-compose.yml" down -t 30
 is "$rc" 0 "docker-compose down"
 code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$PORT_A/health")
 is "$code" 000 "nothing listens after down"

@@ -50,8 +50,9 @@ x-standin: &standin
     STANDIN_WARMUP_MS: "20"
   healthcheck:
     interval: 1s
-    timeout: 2s
-    start_period: 60s
+    timeout: 30s
+    start_period: 300s
+    retries: 30
 services:
   senses: *standin
   embedder: *standin
@@ -80,11 +81,11 @@ is "$rc" 0 "the compose wrapper brings the three roles up"
 
 # Bounded wait until docker's own health check has passed for every role
 # (it runs every second here; the stand-ins boot in well under that).
-for i in $(seq 60); do
+all_healthy() {
 	run "$LOBES" --dir "$D" --json status
-	[ "$(jq -r '[.roles[] | select(.feasible) | .health] | all(. == "healthy")' <<<"$out")" = true ] && break
-	sleep 0.5
-done
+	[ "$(jq -r '[.roles[] | select(.feasible) | .health] | all(. == "healthy")' <<<"$out")" = true ]
+}
+wait_for "$WAIT" all_healthy
 run "$LOBES" --dir "$D" status
 is "$rc" 0 "status exits 0 once every feasible role is running and healthy"
 [ "$rc" = 0 ] || printf '%s\n' "$out" | sed 's/^/# /'
@@ -117,7 +118,7 @@ run "$TOOL" image lobes-standin:test
 like "$out" "^sha256:" "engine image inspect: the image id"
 
 # One role stopped: status exits 1 and names it.
-docker stop -t 5 "$EMB" >/dev/null 2>&1
+docker stop -t 30 "$EMB" >/dev/null 2>&1
 run "$LOBES" --dir "$D" status
 is "$rc" 1 "with embedder stopped, status exits 1"
 like "$out" "embedder +exited" "the stopped role shows exited"

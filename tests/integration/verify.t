@@ -40,21 +40,15 @@ deploy() {
 	(cd "$d" && compose up -d cortex senses >/dev/null 2>&1)
 }
 # wait_log DIR SERVICE TEXT: until the service's log has TEXT (bounded)
-wait_log() {
-	local i
-	for i in $(seq 120); do
-		(cd "$1" && compose logs --no-color "$2" 2>/dev/null) | grep -qF "$3" && return 0
-		sleep 0.5
-	done
-	return 1
-}
+_has_log() { (cd "$1" && compose logs --no-color "$2" 2>/dev/null) | grep -qF "$3"; }
+wait_log() { wait_for "$WAIT" _has_log "$@"; }
 
 # --- simulated GB10 ----------------------------------------------------------
 G=$TMP/gb10
 deploy "$G" gb10 spark "" || { ok 1 "deploy on the simulated GB10"; done_testing; }
 wait_log "$G" cortex "Application startup complete."; ok $? "GB10 cortex boots with fp8 KV"
 wait_log "$G" senses "Application startup complete."; ok $? "GB10 senses boots"
-onbox gb10 --dir "$G" --json verify --timeout 10 fp8-kv-attribution
+onbox gb10 --dir "$G" --json verify --timeout 60 fp8-kv-attribution
 is "$rc" 0 "verify fp8-kv-attribution decides on the GB10"
 is "$(j 'd["decision"]["route"]')" fp8-boots-here "fp8 boots → keep it an sm_110-conditional trait"
 like "$(j 'd["decision"]["action"]')" "backend-conditional trait" "the action says what to do"
@@ -74,7 +68,7 @@ is "$rc" 0 "verify attention-backend-env decides on the GB10"
 like "$out" "decision: env-dead" "env dead → delete it"
 like "$out" "log.env-attention-backend-unknown = \"present\"" "because the log says the name is unknown"
 ls "$G/evidence/"*attention-backend-env-spark.txt >/dev/null 2>&1; ok $? "its evidence record is written"
-onbox gb10 --dir "$G" verify --timeout 10 fp8-kv-attribution
+onbox gb10 --dir "$G" verify --timeout 60 fp8-kv-attribution
 ls "$G/evidence/"*fp8-kv-attribution-spark-2.txt >/dev/null 2>&1; ok $? "a second record the same day does not overwrite the first"
 (cd "$G" && compose down -t 1 >/dev/null 2>&1)
 

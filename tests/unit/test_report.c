@@ -1,0 +1,68 @@
+/* test_report.c — a failed role's report names the log line its cause came
+ * from, with the right line number, even when the tail no longer holds it
+ * (a restarted engine, or stderr's traceback followed by more stdout). */
+#include "testutil.h"
+
+#include "../../src/lib/util/buf.h"
+#include "../../src/lib/verify/report.h"
+
+static void test_cause_line_outside_tail(void **state)
+{
+	(void)state;
+	struct sigset set = { 0 };
+	struct err *e = NULL;
+	assert_int_equal(sigset_load(&set, NULL, &e), 0);
+	_cleanup_buf_ struct buf b;
+	buf_init(&b, 0);
+	int n = 0;
+	for (int i = 0; i < 20; i++, n++)
+		buf_printf(&b, "INFO boot 1 line %d\n", i);
+	buf_printf(&b, "  File \"triton_attn.py\", line 312, in forward\n");
+	buf_printf(&b, "    assert layer.k_scale > 0.0\n");
+	n += 2;
+	int assert_line = n;
+	buf_printf(&b, "AssertionError\n");
+	n++;
+	for (int i = 0; i < 30; i++, n++)
+		buf_printf(&b, "INFO boot 2 (after the restart) line %d\n", i);
+	json_t *r = failure_report(buf_str(&b), 12, &set);
+	assert_non_null(r);
+	const json_t *c = json_object_get(r, "cause");
+	assert_non_null(c);
+	assert_string_equal(json_string_value(json_object_get(c, "signature")), "fp8-k-scale-assert");
+	assert_string_contains(json_string_value(json_object_get(c, "line")), "assert layer.k_scale > 0.0");
+	assert_int_equal(json_integer_value(json_object_get(c, "line_no")), assert_line);
+	/* the tail is still the last 12 lines, numbered from where they start */
+	const char *tail = json_string_value(json_object_get(r, "log_tail"));
+	assert_null(strstr(tail, "k_scale"));
+	assert_string_contains(tail, "boot 2 (after the restart) line 29");
+	assert_int_equal(json_integer_value(json_object_get(r, "log_lines")), n);
+	assert_int_equal(json_integer_value(json_object_get(r, "log_tail_from")), n - 11);
+	json_decref(r);
+	sigset_free(&set);
+}
+
+static void test_short_and_empty_logs(void **state)
+{
+	(void)state;
+	json_t *r = failure_report("one\ntwo", 12, NULL);
+	assert_int_equal(json_integer_value(json_object_get(r, "log_lines")), 2);
+	assert_int_equal(json_integer_value(json_object_get(r, "log_tail_from")), 1);
+	assert_string_equal(json_string_value(json_object_get(r, "log_tail")), "one\ntwo");
+	assert_null(json_object_get(r, "cause"));
+	json_decref(r);
+	r = failure_report("", 12, NULL);
+	assert_int_equal(json_integer_value(json_object_get(r, "log_lines")), 0);
+	assert_string_equal(json_string_value(json_object_get(r, "log_tail")), "");
+	json_decref(r);
+	assert_null(failure_report(NULL, 12, NULL));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cause_line_outside_tail),
+		cmocka_unit_test(test_short_and_empty_logs),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
