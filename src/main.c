@@ -41,14 +41,17 @@ static const struct command commands[] = {
 	  "  --out DIR     write docker-compose.yml, docker-compose.gpu.yml, .env into DIR\n"
 	  "  --check DIR   compare DIR with the render; exit 1 and print a diff if it differs\n"
 	  "Without --out or --check the files are printed.\n" },
-	{ "init", cmd_init, "lobes init [--dir D] [--profile P] [--apply] [--reset KEY]...",
+	{ "init", cmd_init, "lobes init [--dir D] [--profile P] [--apply] [--reset KEY]... [--keep-backups N]",
 	  "detect, resolve and render into the deploy dir (dry-run unless --apply)",
 	  "Prints the profile chosen and why, then a unified diff of every file it\n"
 	  "would write. Values you edited in .env are kept (the diff names them).\n"
 	  "  --profile P   use profile P (a warning when it is not validated for this card)\n"
-	  "  --apply       write the files atomically; replaced files are kept as NAME.bak.N;\n"
-	  "                .env is mode 0600\n"
-	  "  --reset KEY   forget your edit of .env KEY (repeatable)\n" },
+	  "  --apply       write every file, the backups and the state as one atomic\n"
+	  "                commit (a killed run is finished or rolled back by the next\n"
+	  "                one); replaced files are kept as NAME.bak.N; .env is mode 0600\n"
+	  "  --reset KEY   forget your edit of .env KEY (repeatable)\n"
+	  "  --keep-backups N  keep the last N backups of each file (default: .env's\n"
+	  "                LOBES_KEEP_BACKUPS, else 5; 0 keeps none)\n" },
 	{ "doctor", cmd_doctor, "lobes doctor [--profile P] [--image-probe] [--json]",
 	  "check the deploy dir against this box before a boot (read-only)",
 	  "One line per finding (ok, info, warning, error), then what to do. Checks:\n"

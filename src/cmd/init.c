@@ -59,12 +59,25 @@ CMD(init)
 	static const struct option opts[] = { { "profile", required_argument, NULL, 'p' },
 					      { "apply", no_argument, NULL, 'a' },
 					      { "reset", required_argument, NULL, 'r' },
+					      { "keep-backups", required_argument, NULL, 'k' },
 					      { NULL, 0, NULL, 0 } };
+	int keep = -1;
 	int c;
-	while ((c = getopt_long(argc, argv, "p:ar:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:ar:k:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p': profile = optarg; break;
 		case 'a': apply = true; break;
+		case 'k': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (!*optarg || *end || v < 0 || v > 100000) {
+				free(reset);
+				return cmd_usage_error(ctx, "--keep-backups '%s' is not a whole number (0 or more)",
+						       optarg);
+			}
+			keep = (int)v;
+			break;
+		}
 		case 'r':
 			reset = xrealloc(reset, (n_reset + 2) * sizeof(char *));
 			reset[n_reset++] = optarg;
@@ -76,7 +89,8 @@ CMD(init)
 	_cleanup_free_ char **reset_owned = reset;
 	if (optind < argc)
 		return cmd_usage_error(ctx, "unexpected argument '%s'", argv[optind]);
-	struct init_opts o = { .dir = ctx->dir, .profile = profile, .reset = reset };
+	struct init_opts o = { .dir = ctx->dir, .profile = profile, .reset = reset, .apply = apply,
+			       .keep_backups = keep };
 	struct init_result r;
 	struct err *e = NULL;
 	if (init_prepare(&r, &o, &e) < 0) {

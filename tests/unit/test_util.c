@@ -70,6 +70,65 @@ static void test_atomic_write(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* A link planted where a temp file would go is never written through, and
+ * the temp files a killed writer leaves are recognised and removed. */
+static void test_atomic_write_hostile(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/lobes-ut.XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	struct err *e = NULL;
+	_cleanup_free_ char *victim = xasprintf("%s/victim", dir);
+	assert_int_equal(fs_write_atomic(victim, "precious", 8, 0600, &e), 0);
+	_cleanup_free_ char *p = xasprintf("%s/f", dir);
+	/* the temp name earlier versions used, planted as a link to the victim */
+	_cleanup_free_ char *planted = xasprintf("%s/f.tmp.%ld", dir, (long)getpid());
+	assert_int_equal(symlink(victim, planted), 0);
+	assert_int_equal(fs_write_atomic(p, "new", 3, 0600, &e), 0);
+	_cleanup_free_ char *v = fs_read(victim, 0, NULL, &e);
+	assert_string_equal(v, "precious");
+	struct stat sb;
+	assert_int_equal(lstat(p, &sb), 0);
+	assert_true(S_ISREG(sb.st_mode));
+	_cleanup_free_ char *got = fs_read(p, 0, NULL, &e);
+	assert_string_equal(got, "new");
+	/* temp names: ours only */
+	assert_true(fs_is_temp_name(".env.lobes-tmp-0123456789abcdef"));
+	assert_false(fs_is_temp_name(".env.lobes-tmp-0123456789abcdeg"));
+	assert_false(fs_is_temp_name(".env.lobes-tmp-0123"));
+	assert_false(fs_is_temp_name("env.lobes-tmp-0123456789abcdef"));
+	assert_false(fs_is_temp_name(".lobes-tmp-0123456789abcdef"));
+	/* a writer killed after its temp is complete */
+	pid_t pid = fork();
+	if (pid == 0) {
+		setenv("LOBES_FAULT_AFTER_TEMP", "1", 1);
+		fs_write_atomic(p, "torn", 4, 0600, NULL);
+		_exit(0);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	assert_int_equal(WEXITSTATUS(st), 99);
+	_cleanup_free_ char *got2 = fs_read(p, 0, NULL, &e);
+	assert_string_equal(got2, "new");
+	/* stale temps: the killed one, a link of our naming (removed, not its
+	 * target), and things that are not ours (kept) */
+	_cleanup_free_ char *l = xasprintf("%s/.g.lobes-tmp-fedcba9876543210", dir);
+	assert_int_equal(symlink(victim, l), 0);
+	_cleanup_free_ char *notours = xasprintf("%s/.f.lobes-tmp-xyz", dir);
+	assert_int_equal(fs_write_atomic(notours, "x", 1, 0600, &e), 0);
+	_cleanup_free_ char *d2 = xasprintf("%s/.d.lobes-tmp-0000000000000000", dir);
+	assert_int_equal(mkdir(d2, 0700), 0);
+	assert_int_equal(fs_clean_temps(dir, &e), 2);
+	assert_int_equal(lstat(l, &sb), -1);
+	assert_int_equal(lstat(notours, &sb), 0);
+	assert_int_equal(lstat(d2, &sb), 0);
+	_cleanup_free_ char *v2 = fs_read(victim, 0, NULL, &e);
+	assert_string_equal(v2, "precious");
+	assert_int_equal(fs_clean_temps(dir, &e), 0);
+	_cleanup_free_ char *cmd = xasprintf("rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void test_sysroot(void **state)
 {
 	(void)state;
@@ -108,6 +167,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_err_wrap),     cmocka_unit_test(test_buf_cap),
 		cmocka_unit_test(test_atomic_write), cmocka_unit_test(test_sysroot),
+		cmocka_unit_test(test_atomic_write_hostile),
 		cmocka_unit_test(test_proc_timeout),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

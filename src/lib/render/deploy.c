@@ -11,6 +11,7 @@
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/strv.h"
+#include "commit.h"
 #include "deploy.h"
 #include "diff.h"
 
@@ -137,13 +138,38 @@ out:
 
 /* --- init ----------------------------------------------------------------- */
 
-/* Read a file of the deploy dir; NULL when absent. */
+/* Read a file of the deploy dir as committed (commit.h); NULL when absent. */
 static char *read_opt(const char *dir, const char *name, struct err **err)
 {
-	_cleanup_free_ char *p = xasprintf("%s/%s", dir, name);
-	if (!fs_exists(p))
-		return NULL;
-	return fs_read(p, 16 << 20, NULL, err);
+	return deploy_read(dir, name, err);
+}
+
+/* The files init manages in a deploy dir: their stale temps are removed and
+ * their backups pruned. */
+static const char *const managed_files[] = { ".env", "docker-compose.yml", "docker-compose.gpu.yml",
+					     STATE_FILE, NULL };
+
+/* How many backups of each file to keep: --keep-backups, else the .env's
+ * LOBES_KEEP_BACKUPS, else DEPLOY_KEEP_BACKUPS. */
+static int keep_backups(const struct init_opts *o, const struct env_file *old, struct err **err)
+{
+	if (o->keep_backups >= 0)
+		return o->keep_backups;
+	const char *v = env_get(old, "LOBES_KEEP_BACKUPS");
+	if (!v)
+		return DEPLOY_KEEP_BACKUPS;
+	char *end;
+	long k = strtol(v, &end, 10);
+	if (!*v || *end || k < 0 || k > 100000) {
+		int line = 0;
+		for (size_t i = 0; i < old->n; i++)
+			if (strcmp(old->e[i].key, "LOBES_KEEP_BACKUPS") == 0)
+				line = old->e[i].line;
+		return err_set(err, EXIT_CONFIG, "%s/.env:%d:%zu: LOBES_KEEP_BACKUPS=%s is not valid; "
+				 "expected a whole number of backups to keep (0 or more)",
+			       o->dir, line, strlen("LOBES_KEEP_BACKUPS") + 2, v);
+	}
+	return (int)k;
 }
 
 /* Replace the value of KEY=... lines in rendered .env text by the kept
@@ -211,10 +237,19 @@ static char *mask_env(const char *text)
 int init_prepare(struct init_result *r, const struct init_opts *o, struct err **err)
 {
 	memset(r, 0, sizeof(*r));
+	r->lock_fd = -1;
+	r->keep_backups = -1;
 	r->dir = xstrdup(o->dir);
 	if (fs_exists(o->dir) && !fs_is_dir(o->dir))
 		return err_set(err, EXIT_CONFIG, "deploy dir '%s' is a file; expected a directory", o->dir);
 	r->dir_exists = fs_is_dir(o->dir);
+	/* A writer locks the dir, then finishes or rolls back a killed commit
+	 * before it reads anything. A dry run only reads (commit.h). */
+	if (o->apply && r->dir_exists) {
+		r->lock_fd = deploy_lock(o->dir, err);
+		if (r->lock_fd < 0 || deploy_recover(o->dir, managed_files, -1, err) < 0)
+			return -1;
+	}
 	/* What is there now. */
 	_cleanup_free_ char *old_env_text = r->dir_exists ? read_opt(o->dir, ".env", err) : NULL;
 	if (r->dir_exists && !old_env_text && err && *err)
@@ -225,6 +260,11 @@ int init_prepare(struct init_result *r, const struct init_opts *o, struct err **
 	struct env_file old = { 0 };
 	if (old_env_text && env_parse(old_env_text, ".env", &old, err) < 0)
 		return err_wrap(err, "deploy dir '%s'", o->dir);
+	r->keep_backups = keep_backups(o, &old, err);
+	if (r->keep_backups < 0) {
+		env_file_free(&old);
+		return -1;
+	}
 	json_auto_t *state = NULL;
 	if (state_text) {
 		json_error_t je;
@@ -368,17 +408,6 @@ out:
 	return rc;
 }
 
-/* NAME.bak.N with N one more than the highest present. */
-static char *backup_name(const char *dir, const char *name)
-{
-	for (int n = 1;; n++) {
-		char *p = xasprintf("%s/%s.bak.%d", dir, name, n);
-		if (!fs_exists(p))
-			return p;
-		free(p);
-	}
-}
-
 static char *state_json(const struct init_result *r)
 {
 	json_auto_t *o = json_object();
@@ -393,32 +422,46 @@ static char *state_json(const struct init_result *r)
 
 int init_apply(struct init_result *r, struct err **err)
 {
-	if (!r->changed)
-		return 0;
-	if (fs_mkdirs(r->dir, 0700, err) < 0)
-		return err_wrap(err, "deploy dir");
+	if (!r->dir_exists) {
+		if (!r->changed)
+			return 0;
+		if (fs_mkdirs(r->dir, 0700, err) < 0)
+			return err_wrap(err, "deploy dir");
+	}
 	if (access(r->dir, W_OK) < 0)
 		return err_errno(err, EXIT_CONFIG, errno, "deploy dir '%s' is not writable", r->dir);
-	/* Backups first: nothing is replaced before every old version is safe. */
-	for (size_t i = 0; i < r->n_files; i++) {
-		struct file_change *fc = &r->files[i];
-		if (!fc->changed || !fc->old)
-			continue;
-		fc->backup = backup_name(r->dir, fc->name);
-		if (fs_write_atomic(fc->backup, fc->old, strlen(fc->old), fc->mode, err) < 0)
-			return err_wrap(err, "back up '%s'", fc->name);
-	}
-	for (size_t i = 0; i < r->n_files; i++) {
-		struct file_change *fc = &r->files[i];
-		if (!fc->changed)
-			continue;
-		_cleanup_free_ char *p = xasprintf("%s/%s", r->dir, fc->name);
-		if (fs_write_atomic(p, fc->new, strlen(fc->new), fc->mode, err) < 0)
+	if (r->lock_fd < 0 && (r->lock_fd = deploy_lock(r->dir, err)) < 0)
+		return -1;
+	int rc = 0;
+	if (r->changed) {
+		/* Every file, its backup and the state change as one step. */
+		struct deploy_txn t;
+		if (deploy_txn_begin(&t, r->dir, err) < 0)
 			return -1;
+		for (size_t i = 0; rc == 0 && i < r->n_files; i++) {
+			struct file_change *fc = &r->files[i];
+			if (!fc->changed || !fc->old)
+				continue;
+			_cleanup_free_ char *b = deploy_backup_name(r->dir, fc->name);
+			fc->backup = xasprintf("%s/%s", r->dir, b);
+			rc = deploy_txn_add(&t, b, fc->old, strlen(fc->old), fc->mode, err);
+		}
+		for (size_t i = 0; rc == 0 && i < r->n_files; i++) {
+			struct file_change *fc = &r->files[i];
+			if (fc->changed)
+				rc = deploy_txn_add(&t, fc->name, fc->new, strlen(fc->new), fc->mode, err);
+		}
+		_cleanup_free_ char *st = state_json(r);
+		if (rc == 0)
+			rc = deploy_txn_add(&t, STATE_FILE, st, strlen(st), 0600, err);
+		if (rc == 0)
+			rc = deploy_txn_commit(&t, err);
+		deploy_txn_end(&t);
 	}
-	_cleanup_free_ char *st = state_json(r);
-	_cleanup_free_ char *sp = xasprintf("%s/%s", r->dir, STATE_FILE);
-	return fs_write_atomic(sp, st, strlen(st), 0600, err);
+	if (rc == 0)
+		for (const char *const *m = managed_files; *m; m++)
+			deploy_prune_backups(r->dir, *m, r->keep_backups);
+	return rc;
 }
 
 void init_result_free(struct init_result *r)
@@ -440,5 +483,8 @@ void init_result_free(struct init_result *r)
 	free(r->diff);
 	free(r->dir);
 	json_decref(r->lobes_env);
+	if (r->lock_fd >= 0)
+		close(r->lock_fd);
 	memset(r, 0, sizeof(*r));
+	r->lock_fd = -1;
 }

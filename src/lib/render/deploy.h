@@ -4,8 +4,10 @@
  * A deploy dir holds docker-compose.yml, docker-compose.gpu.yml, .env (0600)
  * and .lobes-state.json (the values lobes last wrote, so an operator's edit
  * can be told from a stale render). init_prepare() computes everything and
- * writes nothing; init_apply() writes each changed file atomically, keeping
- * the replaced one as NAME.bak.N.
+ * writes nothing; init_apply() writes the changed files, the backups of the
+ * replaced ones (NAME.bak.N, the last few kept) and the state file as one
+ * atomic commit (commit.h): a kill at any point leaves the old dir or the
+ * new one once the next writer has run.
  *
  * Operator edits to .env survive a re-init: an edited knob key
  * (<ROLE>_<KNOB>) becomes an operator override in the plan (so the compose
@@ -63,16 +65,23 @@ struct init_result {
 	bool profile_from_dir; /* no --profile: the LOBES_PROFILE of the deploy dir was used */
 	char *dir;
 	json_t *lobes_env; /* what lobes alone would write to .env: {key: value} */
+	int lock_fd;       /* the writer's lock (apply), or -1 */
+	int keep_backups;  /* backups of each file to keep */
 };
 
 struct init_opts {
 	const char *dir;
 	const char *profile; /* NULL: by detection */
 	char *const *reset;       /* NULL-terminated keys, or NULL */
+	bool apply;               /* init_apply() follows: lock and recover first */
+	int keep_backups;         /* -1: LOBES_KEEP_BACKUPS of .env, else DEPLOY_KEEP_BACKUPS */
 };
 
+/* Compute what init would write. With o->apply, takes the deploy dir's lock
+ * (held until init_result_free) and finishes a killed commit first. */
 int init_prepare(struct init_result *r, const struct init_opts *o, struct err **err);
-/* Write what init_prepare computed. A no-op when nothing changed. */
+/* Write what init_prepare computed as one commit (nothing when nothing
+ * changed), then prune backups beyond the number kept. */
 int init_apply(struct init_result *r, struct err **err);
 void init_result_free(struct init_result *r);
 

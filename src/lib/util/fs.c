@@ -1,5 +1,8 @@
 /* fs.c — sysroot-relative reads and atomic writes; see fs.h. */
 #include <ctype.h>
+#include <dirent.h>
+#include <stdint.h>
+#include <sys/random.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -117,39 +120,132 @@ static int write_all(int fd, const char *d, size_t len)
 	return 0;
 }
 
+/* The test hook: LOBES_FAULT_AT=N ends the process (status 99) at the Nth
+ * fault point it passes; LOBES_FAULT_AFTER_TEMP (any value) at the first
+ * point after a temp file is complete. */
+static long fault_seen;
+
+void fs_fault_point(const char *what)
+{
+	const char *v = getenv("LOBES_FAULT_AT");
+	long fault_at = v && *v ? strtol(v, NULL, 10) : 0;
+	fault_seen++;
+	if ((fault_at > 0 && fault_seen == fault_at) ||
+	    (getenv("LOBES_FAULT_AFTER_TEMP") && strcmp(what, "temp written") == 0))
+		_exit(99);
+}
+
+bool fs_is_temp_name(const char *name)
+{
+	/* ".<name>" FS_TEMP_MARK "<16 hex digits>" */
+	const char *m = strstr(name, FS_TEMP_MARK);
+	if (name[0] != '.' || !m || m <= name + 1)
+		return false;
+	const char *h = m + strlen(FS_TEMP_MARK);
+	size_t n = strspn(h, "0123456789abcdef");
+	return n == 16 && h[n] == '\0';
+}
+
+int fs_temp_create(int dfd, const char *base, mode_t mode, char **name, struct err **err)
+{
+	for (int tries = 0; tries < 100; tries++) {
+		uint64_t r;
+		if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
+			return err_errno(err, EXIT_CONFIG, errno, "temp file for '%s': no random bytes", base);
+		char *t = xasprintf(".%s" FS_TEMP_MARK "%016llx", base, (unsigned long long)r);
+		/* never through a planted link, never into a file that exists */
+		int fd = openat(dfd, t, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+		if (fd >= 0) {
+			*name = t;
+			return fd;
+		}
+		int e = errno;
+		free(t);
+		if (e != EEXIST)
+			return err_errno(err, EXIT_CONFIG, e, "create a temp file for '%s'", base);
+	}
+	return err_set(err, EXIT_CONFIG, "create a temp file for '%s': every name was taken", base);
+}
+
+int fs_write_temp(int dfd, const char *base, const void *data, size_t len, mode_t mode,
+		  char **name, struct err **err)
+{
+	char *t = NULL;
+	int fd = fs_temp_create(dfd, base, mode, &t, err);
+	if (fd < 0)
+		return -1;
+	fs_fault_point("temp created");
+	if (fchmod(fd, mode) < 0 || write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+		int e = errno;
+		close(fd);
+		unlinkat(dfd, t, 0);
+		err_errno(err, EXIT_CONFIG, e, "write '%s'", t);
+		free(t);
+		return -1;
+	}
+	if (close(fd) < 0) {
+		int e = errno;
+		unlinkat(dfd, t, 0);
+		err_errno(err, EXIT_CONFIG, e, "write '%s'", t);
+		free(t);
+		return -1;
+	}
+	fs_fault_point("temp written");
+	*name = t;
+	return 0;
+}
+
 int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
 		    struct err **err)
 {
 	_cleanup_free_ char *dcopy = xstrdup(path);
-	const char *dir = dirname(dcopy);
-	if (!fs_is_dir(dir))
-		return err_set(err, EXIT_CONFIG, "write '%s': directory '%s' does not exist", path, dir);
-	_cleanup_free_ char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-	if (fd < 0)
-		return err_errno(err, EXIT_CONFIG, errno, "write '%s'", path);
-	if (fchmod(fd, mode) < 0 || write_all(fd, data, len) < 0 || fsync(fd) < 0) {
-		int e = errno;
-		close(fd);
-		unlink(tmp);
-		return err_errno(err, EXIT_CONFIG, e, "write '%s'", tmp);
-	}
-	if (close(fd) < 0) {
-		int e = errno;
-		unlink(tmp);
-		return err_errno(err, EXIT_CONFIG, e, "write '%s'", tmp);
-	}
-	if (getenv("LOBES_FAULT_AFTER_TEMP"))
-		_exit(99);
-	if (rename(tmp, path) < 0) {
-		int e = errno;
-		unlink(tmp);
-		return err_errno(err, EXIT_CONFIG, e, "rename '%s' to '%s'", tmp, path);
-	}
+	_cleanup_free_ char *bcopy = xstrdup(path);
+	const char *dir = dirname(dcopy), *base = basename(bcopy);
 	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0)
-		(void)fsync(dfd);
+	if (dfd < 0)
+		return err_set(err, EXIT_CONFIG, "write '%s': directory '%s' does not exist", path, dir);
+	_cleanup_free_ char *tmp = NULL;
+	if (fs_write_temp(dfd, base, data, len, mode, &tmp, err) < 0)
+		return err_wrap(err, "write '%s'", path);
+	if (renameat(dfd, tmp, dfd, base) < 0) {
+		int e = errno;
+		unlinkat(dfd, tmp, 0);
+		return err_errno(err, EXIT_CONFIG, e, "rename '%s/%s' to '%s'", dir, tmp, path);
+	}
+	fs_fault_point("renamed");
+	(void)fsync(dfd);
 	return 0;
+}
+
+int fs_clean_temps(const char *dir, struct err **err)
+{
+	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return err_errno(err, EXIT_CONFIG, errno, "open directory '%s'", dir);
+	int dup_fd = dup(dfd);
+	DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+	if (!d) {
+		if (dup_fd >= 0)
+			close(dup_fd);
+		return err_errno(err, EXIT_CONFIG, errno, "read directory '%s'", dir);
+	}
+	int removed = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!fs_is_temp_name(de->d_name))
+			continue;
+		/* only what we would have made: a regular file or a link, never a
+		 * directory; unlinkat removes a link itself, not its target */
+		struct stat st;
+		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISDIR(st.st_mode))
+			continue;
+		if (unlinkat(dfd, de->d_name, 0) == 0)
+			removed++;
+	}
+	closedir(d);
+	if (removed)
+		(void)fsync(dfd);
+	return removed;
 }
 
 char *str_rstrip(char *s)

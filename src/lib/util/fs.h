@@ -7,6 +7,13 @@
  * relies on go through fs_write_atomic(): temp file in the same directory,
  * fsync, rename, fsync of the directory — a reader sees the old file or the
  * new one, never a torn one.
+ *
+ * Temp files are ".NAME.lobes-tmp-<16 random hex digits>", created with
+ * O_CREAT|O_EXCL|O_NOFOLLOW relative to an open directory: a name cannot be
+ * guessed ahead, and a link or file planted under it makes the open fail
+ * (and a new name is drawn) instead of being written through. A temp left
+ * by a killed process is recognised by that naming (fs_is_temp_name) and
+ * removed by fs_clean_temps(), which writers call under their lock.
  */
 #ifndef LOBES_FS_H
 #define LOBES_FS_H
@@ -34,12 +41,31 @@ bool fs_is_dir(const char *path);
 /* mkdir -p with mode for the created directories. */
 int fs_mkdirs(const char *path, mode_t mode, struct err **err);
 
-/* Write data atomically to path with the given mode. The environment
- * variable LOBES_FAULT_AFTER_TEMP (tests only) makes the process exit with
- * status 99 after writing the temp file and before the rename, to prove a
- * killed write never leaves a torn file. */
+#define FS_TEMP_MARK ".lobes-tmp-"
+
+/* Write data atomically to path with the given mode (temp, fsync, rename,
+ * fsync of the directory). */
 int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
 		    struct err **err);
+/* Create a new temp file for base in the directory dfd (see above); returns
+ * the open fd and sets *name (caller frees), or -1 with *err set. */
+int fs_temp_create(int dfd, const char *base, mode_t mode, char **name, struct err **err);
+/* fs_temp_create, then write data, fchmod to mode, fsync and close: a
+ * complete temp file *name (caller frees) ready to be renamed. */
+int fs_write_temp(int dfd, const char *base, const void *data, size_t len, mode_t mode,
+		  char **name, struct err **err);
+/* True when name is one of our temp names. */
+bool fs_is_temp_name(const char *name);
+/* Remove every temp file of our naming in dir (a crashed writer's); the
+ * count removed, or -1 with *err set. Call it only while holding the lock
+ * that writers of dir take. */
+int fs_clean_temps(const char *dir, struct err **err);
+
+/* Test hook, called at every step of a write (temp created, temp written,
+ * renamed, ...): with LOBES_FAULT_AT=N in the environment the Nth call ends
+ * the process with status 99; with LOBES_FAULT_AFTER_TEMP set, the first
+ * "temp written" does. Proves a kill at any step leaves a consistent state. */
+void fs_fault_point(const char *what);
 
 /* Trim trailing whitespace in place; returns s. */
 char *str_rstrip(char *s);

@@ -1,0 +1,84 @@
+/*
+ * commit.h — the deploy dir's commit as one atomic step.
+ *
+ * `init --apply` changes several files (.env, the compose files, the state
+ * file, backups of the replaced ones) that only make sense together: a
+ * .env from the new render beside the state file of the old one turns
+ * lobes' own values into "operator edits". So they change as one step, with
+ * a redo journal (the git/sqlite way, on one directory):
+ *
+ *   1. every new file is written as a temp file of our naming (fs.h), each
+ *      fsync'd; nothing visible has changed;
+ *   2. the journal .lobes-journal, listing "temp → name" for each, is
+ *      written atomically — its rename is the commit point;
+ *   3. each temp is renamed onto its name, the directory fsync'd;
+ *   4. the journal is removed; backups beyond the kept number are pruned.
+ *
+ * Killed before 2: the old dir plus temps, which the next writer removes.
+ * Killed after 2: the next writer replays the journal (a rename already
+ * done has no temp left, so replay is idempotent) before it reads anything.
+ * Readers never write: deploy_read() shows a file as a pending journal will
+ * leave it, so a dry run sees the committed state too.
+ *
+ * Writers hold an exclusive lock (flock on .lobes.lock, mode 0600) for the
+ * whole of recover → read → commit; a second writer fails at once with a
+ * message naming the dir instead of waiting.
+ */
+#ifndef LOBES_COMMIT_H
+#define LOBES_COMMIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "../util/err.h"
+
+#define DEPLOY_JOURNAL ".lobes-journal"
+#define DEPLOY_LOCK ".lobes.lock"
+/* Backups kept per file when neither --keep-backups nor LOBES_KEEP_BACKUPS
+ * says otherwise. */
+#define DEPLOY_KEEP_BACKUPS 5
+
+/* Take the writer's lock of dir (which must exist); returns its fd (close
+ * it to release) or -1 with *err set. */
+int deploy_lock(const char *dir, struct err **err);
+
+/* Under the lock: replay a committed journal, remove temp files of our
+ * naming (and "NAME.tmp.PID" ones of earlier versions for the names in
+ * managed, NULL-terminated), and keep the last `keep` backups of each. The
+ * number of files it changed (0: the dir was clean), or -1 with *err set. */
+int deploy_recover(const char *dir, const char *const *managed, int keep, struct err **err);
+
+/* A file of dir as it is once any pending journal is replayed; NULL when
+ * absent (and *err left NULL) or on error (*err set). Writes nothing. */
+char *deploy_read(const char *dir, const char *name, struct err **err);
+
+/* "NAME.bak.N" with N one more than the highest present; caller frees. */
+char *deploy_backup_name(const char *dir, const char *name);
+
+/* Remove NAME.bak.N files of dir beyond the `keep` highest N; the count
+ * removed. */
+int deploy_prune_backups(const char *dir, const char *name, int keep);
+
+struct deploy_txn_op {
+	char *tmp, *name;
+};
+struct deploy_txn {
+	char *dir;
+	int dfd;
+	struct deploy_txn_op *ops;
+	size_t n;
+};
+
+int deploy_txn_begin(struct deploy_txn *t, const char *dir, struct err **err);
+/* Stage name's new content (written as a temp now; visible at commit). */
+int deploy_txn_add(struct deploy_txn *t, const char *name, const void *data, size_t len,
+		   mode_t mode, struct err **err);
+/* Journal, rename everything, remove the journal. On an error before the
+ * journal is in place nothing changed; after, the next deploy_recover()
+ * finishes the commit. */
+int deploy_txn_commit(struct deploy_txn *t, struct err **err);
+/* Remove staged temps not committed; free t. */
+void deploy_txn_end(struct deploy_txn *t);
+
+#endif
