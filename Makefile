@@ -116,6 +116,6 @@ man: $(BUILD)/lobes
 	$(BUILD)/lobes --man > docs/lobes.1
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,31 @@
+/* fuzz_triage.c — a boot log fed to triage (the shipped signatures, loaded
+ * once) in reads of a size taken from the first byte, as `triage --follow`
+ * and the Engine API log stream feed it. See fuzz.h. */
+#include "../../src/lib/verify/signatures.h"
+#include "../../src/lib/verify/triage.h"
+#include "fuzz.h"
+
+static struct sigset set;
+static bool loaded;
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (!loaded) {
+		struct err *e = NULL;
+		if (sigset_load(&set, NULL, &e) < 0)
+			abort();
+		loaded = true;
+	}
+	if (size < 1)
+		return 0;
+	struct triage *t = triage_new(&set, data[0] & 1 ? TRIAGE_KEEP_ALL : 0);
+	size_t step = (size_t)(data[0] >> 1) * 8 + 1;
+	for (size_t i = 1; i < size; i += step)
+		triage_feed(t, (const char *)data + i, size - i < step ? size - i : step);
+	triage_finish(t);
+	size_t n = 0;
+	triage_matches(t, &n);
+	triage_cause(t);
+	triage_free(t);
+	return 0;
+}
