@@ -5,7 +5,10 @@
  *
  * The deploy dir's .env gives the roles (<ROLE>_FEASIBLE=true), their ports
  * (<ROLE>_PORT, else the fleet template's) and the profile (LOBES_PROFILE),
- * whose known_failures turn a listed wrong answer into `known-failure`. The
+ * whose known_failures turn a listed wrong answer into `known-failure`. A
+ * role rendered with a tool-call parser (<ROLE>_TOOL_CALL_PARSER) also gets
+ * the tool-call probe, one with a reasoning parser (<ROLE>_REASONING_PARSER)
+ * the reasoning-split probe. The
  * profile is looked up in the shipped knowledge plus <dir>/profiles; nothing
  * is detected and no checkpoint is read.
  *
@@ -48,6 +51,14 @@ static int role_port(const struct env_file *env, const struct fleet_template *t,
 	if (!*v || *end || port < 1 || port > 65535)
 		return err_set(err, EXIT_CONFIG, "'%s': %s='%s' is not a port (1-65535)", env_path, key, v);
 	return (int)port;
+}
+
+/* True when .env sets <ROLE>_<what> to a non-empty value. */
+static bool role_has(const struct env_file *env, enum role_id r, const char *what)
+{
+	_cleanup_free_ char *key = env_key(r, what);
+	const char *v = env_get(env, key);
+	return v && *v;
 }
 
 static bool role_is_feasible(const struct env_file *env, enum role_id r)
@@ -166,7 +177,7 @@ CMD(probe)
 	if (fleet_template_load(&tpl, &e) < 0)
 		return cmd_fail(ctx, e);
 
-	struct probe probes[ROLE__COUNT];
+	struct probe probes[ROLE__COUNT * 3];
 	size_t n = 0;
 	int code = 0;
 	for (int r = 0; r < ROLE__COUNT; r++) {
@@ -187,6 +198,12 @@ CMD(probe)
 		}
 		probe_init(&probes[n++], (enum role_id)r, port,
 			   probe_known_failure(prof, (enum role_id)r));
+		if (role_has(&env, (enum role_id)r, "TOOL_CALL_PARSER"))
+			probe_init_kind(&probes[n++], (enum role_id)r, PK_TOOL_CALL, port,
+					probe_kind_known_failure(prof, (enum role_id)r, PK_TOOL_CALL));
+		if (role_has(&env, (enum role_id)r, "REASONING_PARSER"))
+			probe_init_kind(&probes[n++], (enum role_id)r, PK_REASONING, port,
+					probe_kind_known_failure(prof, (enum role_id)r, PK_REASONING));
 	}
 	if (!code && !n) {
 		err_set(&e, EXIT_CONFIG, "'%s' declares no feasible role (no <ROLE>_FEASIBLE=true)",

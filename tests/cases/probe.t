@@ -114,6 +114,8 @@ D="$TMP/healthy"
 run "$LOBES" --dir "$D" init --profile spark --apply
 is "$rc" 0 "lobes init writes a spark deploy dir"
 for r in cortex senses hand embedder reranker; do boot "$r"; done
+# the known-answer probes only here (tool-call and reasoning-split below)
+sed -i '/_TOOL_CALL_PARSER=/d; /_REASONING_PARSER=/d' "$D/.env"
 for r in cortex senses hand embedder reranker; do
 	up=$(tr a-z A-Z <<<"$r")
 	port_var="PORT_$r"
@@ -208,6 +210,40 @@ is "$(pj '[.probes[] | "\(.role):\(.status):\(.failure)"] | join(" ")')" \
 is "$(pj '[.probes[].reason] | unique | join("|")')" "timed out after 2 s: no answer" "each names the timeout"
 is "$(pj '[.probes[] | (.latency_ms | type)] | join(",")')" "number,number" "each probe has its own timing"
 is "$(pj '[.probes[].http_status] | join(",")')" "0,0" "and no HTTP status"
+standin_stop_all
+
+# ---- what clients use: tool calls and the reasoning split -----------------------
+# deploy_parsers DIR PROFILE PORT: a cortex (on PORT) rendered with both parsers
+deploy_parsers() {
+	deploy "$1" "$2" cortex="$3"
+	printf 'CORTEX_TOOL_CALL_PARSER=qwen3_coder\nCORTEX_REASONING_PARSER=qwen3\n' >>"$1/.env"
+}
+boot cortex --enable-auto-tool-choice --tool-call-parser qwen3_coder --reasoning-parser qwen3
+deploy_parsers "$TMP/tools" spark "$PORT_cortex"
+probe "$TMP/tools" --timeout 10
+is "$rc" 0 "a cortex served with its parsers passes all three probes"
+like "$out" "^cortex +pass .*tool-call: get_weather\(\{\"city\": \"Paris\"\}\), finish_reason tool_calls" "text: the tool call"
+like "$out" "^cortex +pass .*reasoning-split: reasoning [0-9]+ bytes, answer 'Paris'" "text: the reasoning split"
+probe "$TMP/tools" --timeout 10 --json
+is "$(pj '[.probes[] | "\(.probe):\(.status)"] | join(" ")')" "chat-capital:pass tool-call:pass reasoning-split:pass" \
+	"--json: the known-answer, tool-call and reasoning-split probes"
+is "$(pj '.probes[1].evidence.tool_calls[0].function.arguments')" '{"city": "Paris"}' "evidence: the call's arguments"
+like "$(pj '.probes[2].evidence.reasoning')" "The user asks" "evidence: the thinking"
+deploy "$TMP/notools" spark cortex="$PORT_cortex"
+probe "$TMP/notools" --timeout 10 --json
+is "$(pj '[.probes[].probe] | join(",")')" chat-capital "a role rendered without parsers gets the known-answer probe only"
+standin_stop_all
+
+boot cortex
+deploy_parsers "$TMP/noflags" spark "$PORT_cortex"
+probe "$TMP/noflags" --timeout 10
+is "$rc" 1 "rendered with parsers but served without the flags: the run fails"
+like "$out" "^cortex +FAIL .*tool-call: HTTP 400: \"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set" \
+	"text: the tool call is refused with vLLM's reason"
+like "$out" "^cortex +FAIL .*reasoning-split: the thinking leaked into content" "text: the thinking leaked into content"
+like "$out" "^cortex +pass .*chat-capital" "while the known answer still passes"
+probe "$TMP/noflags" --timeout 10 --json
+is "$(pj '[.probes[] | "\(.probe):\(.failure)"] | join(" ")')" "chat-capital:null tool-call:http reasoning-split:wrong-answer" "--json: http, wrong-answer"
 standin_stop_all
 
 # ---- parallel: two servers that answer only when both requests are in flight --

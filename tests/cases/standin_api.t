@@ -26,7 +26,7 @@ like "$out" "STANDIN_API_MS" "--help names STANDIN_API_MS"
 wait_window() {
 	local i
 	for i in $(seq 200); do
-		grep -q 'init engine (profile, create kv cache, warmup model) took' "$STANDIN_LOG" && break
+		grep -q 'init engine (profile, create kv cache, warmup model) took' "$STANDIN_LOG" 2>/dev/null && break
 		sleep 0.1
 	done
 	http GET /health

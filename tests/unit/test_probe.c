@@ -283,6 +283,162 @@ static void test_known_failures(void **state)
 	probe_free(&p);
 }
 
+/* Judge body for probe kind k of the cortex; the caller frees p. */
+static void judge_kind(struct probe *p, enum probe_kind k, long status, const char *body,
+		       const struct known_failure *kf)
+{
+	probe_init_kind(p, ROLE_CORTEX, k, 8000, kf);
+	probe_judge(p, status, body, strlen(body));
+}
+
+/* A chat answer with tool_calls (a JSON array text), content (JSON) and finish. */
+static const char *tool_body(const char *calls, const char *content, const char *finish, char *out,
+			     size_t n)
+{
+	snprintf(out, n, "{\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\","
+			 "\"content\":%s,\"tool_calls\":%s},\"finish_reason\":\"%s\"}]}",
+		 content, calls, finish);
+	return out;
+}
+
+#define PARIS_CALL "[{\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"get_weather\"," \
+		   "\"arguments\":\"{\\\"city\\\": \\\"Paris\\\"}\"}}]"
+
+static void test_tool_call(void **state)
+{
+	(void)state;
+	char b[1024];
+	struct probe p;
+
+	assert_string_equal(probe_kind_id(ROLE_CORTEX, PK_TOOL_CALL), "tool-call");
+	assert_string_equal(probe_kind_id(ROLE_HAND, PK_ANSWER), "chat-known-answer");
+	assert_string_equal(probe_kind_path(ROLE_CORTEX, PK_TOOL_CALL), "/v1/chat/completions");
+	_cleanup_free_ char *req = probe_kind_request_body(ROLE_SENSES, PK_TOOL_CALL);
+	json_auto_t *r = json_loads(req, 0, NULL);
+	assert_string_equal(json_string_value(json_object_get(r, "model")), "senses");
+	const json_t *fn = json_object_get(json_array_get(json_object_get(r, "tools"), 0), "function");
+	assert_string_equal(json_string_value(json_object_get(fn, "name")), "get_weather");
+	assert_string_equal(json_string_value(json_array_get(
+				    json_object_get(json_object_get(fn, "parameters"), "required"), 0)),
+			    "city");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(
+				    json_object_get(r, "messages"), 0), "content")),
+			    "What is the weather in Paris? Use the tool.");
+
+	judge_kind(&p, PK_TOOL_CALL, 200, tool_body(PARIS_CALL, "null", "tool_calls", b, sizeof b), NULL);
+	assert_int_equal(p.status, PROBE_PASS);
+	assert_string_equal(p.summary, "get_weather({\"city\": \"Paris\"}), finish_reason tool_calls");
+	json_auto_t *j = probe_json(&p);
+	assert_string_equal(json_string_value(json_object_get(j, "probe")), "tool-call");
+	probe_free(&p);
+	judge_kind(&p, PK_TOOL_CALL, 200, tool_body(PARIS_CALL, "\"\"", "tool_calls", b, sizeof b), NULL);
+	assert_int_equal(p.status, PROBE_PASS); /* an empty content is nothing leaked */
+	probe_free(&p);
+
+	/* text leaked beside the call */
+	judge_kind(&p, PK_TOOL_CALL, 200,
+		   tool_body(PARIS_CALL, "\"<tool_call>get_weather\"", "tool_calls", b, sizeof b), NULL);
+	assert_int_equal(p.failure, PF_WRONG);
+	assert_string_contains(p.reason, "text leaked into content beside the tool call");
+	probe_free(&p);
+	/* no call at all: the answer in text */
+	judge_kind(&p, PK_TOOL_CALL, 200, tool_body("[]", "\"It is sunny in Paris.\"", "stop", b, sizeof b),
+		   NULL);
+	assert_int_equal(p.failure, PF_WRONG);
+	assert_string_equal(p.reason, "no tool call (finish_reason 'stop', content 'It is sunny in Paris.')");
+	probe_free(&p);
+	/* wrong finish_reason */
+	judge_kind(&p, PK_TOOL_CALL, 200, tool_body(PARIS_CALL, "null", "stop", b, sizeof b), NULL);
+	assert_string_equal(p.reason, "finish_reason 'stop', expected 'tool_calls'");
+	probe_free(&p);
+	/* wrong arguments, wrong tool, arguments not JSON */
+	judge_kind(&p, PK_TOOL_CALL, 200,
+		   tool_body("[{\"function\":{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\": \\\"Lyon\\\"}\"}}]",
+			     "null", "tool_calls", b, sizeof b), NULL);
+	assert_string_equal(p.reason, "arguments {\"city\": \"Lyon\"}, expected {\"city\": \"Paris\"}");
+	probe_free(&p);
+	judge_kind(&p, PK_TOOL_CALL, 200,
+		   tool_body("[{\"function\":{\"name\":\"get_time\",\"arguments\":\"{}\"}}]", "null",
+			     "tool_calls", b, sizeof b), NULL);
+	assert_string_equal(p.reason, "called 'get_time', not 'get_weather'");
+	probe_free(&p);
+	judge_kind(&p, PK_TOOL_CALL, 200,
+		   tool_body("[{\"function\":{\"name\":\"get_weather\",\"arguments\":\"city=Paris\"}}]",
+			     "null", "tool_calls", b, sizeof b), NULL);
+	assert_string_equal(p.reason, "arguments are not a JSON object string: 'city=Paris'");
+	probe_free(&p);
+	/* vLLM's refusal when the role has no tool parser: an HTTP FAIL with its message */
+	judge_kind(&p, PK_TOOL_CALL, 400,
+		   "{\"error\":{\"message\":\"\\\"auto\\\" tool choice requires --enable-auto-tool-choice "
+		   "and --tool-call-parser to be set\",\"type\":\"BadRequestError\",\"code\":400}}", NULL);
+	assert_int_equal(p.failure, PF_HTTP);
+	assert_string_equal(p.reason, "HTTP 400: \"auto\" tool choice requires --enable-auto-tool-choice "
+				      "and --tool-call-parser to be set");
+	probe_free(&p);
+
+	/* known failures are per (role, probe id) */
+	struct known_failure kf = { .role = "cortex", .probe = "tool-call", .ref = "x#1" };
+	struct profile prof = { .name = "p", .known_failures = &kf, .n_known_failures = 1 };
+	assert_ptr_equal(probe_kind_known_failure(&prof, ROLE_CORTEX, PK_TOOL_CALL), &kf);
+	assert_null(probe_known_failure(&prof, ROLE_CORTEX));
+	judge_kind(&p, PK_TOOL_CALL, 200, tool_body(PARIS_CALL, "null", "stop", b, sizeof b), &kf);
+	assert_int_equal(p.status, PROBE_KNOWN_FAILURE);
+	probe_free(&p);
+}
+
+static const char *reasoning_body(const char *field, const char *reasoning, const char *content,
+				  char *out, size_t n)
+{
+	snprintf(out, n, "{\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\","
+			 "\"content\":%s,\"%s\":%s},\"finish_reason\":\"stop\"}]}",
+		 content, field, reasoning);
+	return out;
+}
+
+static void test_reasoning(void **state)
+{
+	(void)state;
+	char b[1024];
+	struct probe p;
+
+	assert_string_equal(probe_kind_id(ROLE_CORTEX, PK_REASONING), "reasoning-split");
+	_cleanup_free_ char *req = probe_kind_request_body(ROLE_CORTEX, PK_REASONING);
+	json_auto_t *r = json_loads(req, 0, NULL);
+	assert_true(json_is_true(json_object_get(json_object_get(r, "chat_template_kwargs"),
+						 "enable_thinking")));
+
+	judge_kind(&p, PK_REASONING, 200,
+		   reasoning_body("reasoning", "\"France's capital is Paris.\"", "\"Paris\"", b, sizeof b),
+		   NULL);
+	assert_int_equal(p.status, PROBE_PASS);
+	assert_string_equal(json_string_value(json_object_get(p.evidence, "reasoning")),
+			    "France's capital is Paris.");
+	assert_string_equal(p.summary, "reasoning 26 bytes, answer 'Paris'");
+	probe_free(&p);
+	/* older vLLM's field name */
+	judge_kind(&p, PK_REASONING, 200,
+		   reasoning_body("reasoning_content", "\"thinking\"", "\"Paris\"", b, sizeof b), NULL);
+	assert_int_equal(p.status, PROBE_PASS);
+	probe_free(&p);
+	/* no reasoning parser: the thinking leaks into content */
+	judge_kind(&p, PK_REASONING, 200,
+		   reasoning_body("reasoning", "null", "\"<think>\\nhmm\\n</think>\\n\\nParis\"", b, sizeof b),
+		   NULL);
+	assert_int_equal(p.failure, PF_WRONG);
+	assert_string_contains(p.reason, "the thinking leaked into content");
+	probe_free(&p);
+	/* no thinking at all */
+	judge_kind(&p, PK_REASONING, 200, reasoning_body("reasoning", "\"\"", "\"Paris\"", b, sizeof b),
+		   NULL);
+	assert_string_equal(p.reason, "no thinking in the reasoning field (answer 'Paris')");
+	probe_free(&p);
+	/* thinking, but a wrong answer */
+	judge_kind(&p, PK_REASONING, 200,
+		   reasoning_body("reasoning", "\"hmm\"", "\"Lyon\"", b, sizeof b), NULL);
+	assert_string_equal(p.reason, "answer 'Lyon' does not contain 'paris'");
+	probe_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -292,6 +448,8 @@ int main(void)
 		cmocka_unit_test(test_embed),
 		cmocka_unit_test(test_rerank),
 		cmocka_unit_test(test_known_failures),
+		cmocka_unit_test(test_tool_call),
+		cmocka_unit_test(test_reasoning),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,7 +14,16 @@
  *   embedder  embed-paraphrase   cos(s, paraphrase) > cos(s, unrelated)
  *   reranker  rerank-order       the Paris document is served first, and no other
  *                                document scores above it
- * Chat probes run at temperature 0, max_tokens 16, with thinking off
+ * and, for what clients use, two more on the roles rendered for them (the
+ * deploy dir's .env says which: <ROLE>_TOOL_CALL_PARSER, <ROLE>_REASONING_PARSER):
+ *   tool-call        tools=[get_weather(city)], "What is the weather in Paris?
+ *                    Use the tool." → finish_reason tool_calls, one call
+ *                    get_weather with arguments {"city": "Paris"}, nothing in content
+ *   reasoning-split  thinking on, "What is the capital city of France? ..." →
+ *                    the thinking in the `reasoning` field (`reasoning_content`
+ *                    on older vLLM), an answer containing "paris" in content,
+ *                    no think markers in it
+ * Known-answer chat probes run at temperature 0, max_tokens 16, with thinking off
  * ("chat_template_kwargs": {"enable_thinking": false}); the model name is the
  * role name (the render serves each role under it).
  *
@@ -57,9 +66,17 @@ enum probe_failure {
 	PF_MALFORMED, /* 2xx, but not the JSON shape the API promises (or too large) */
 };
 
+/* Which probe of a role. */
+enum probe_kind {
+	PK_ANSWER,    /* the role's known-answer probe (chat-capital, embed-paraphrase, ...) */
+	PK_TOOL_CALL, /* tool-call */
+	PK_REASONING, /* reasoning-split */
+};
+
 struct probe {
-	/* Input, set by probe_init. */
+	/* Input, set by probe_init / probe_init_kind. */
 	enum role_id role;
+	enum probe_kind kind;
 	int port;
 	const struct known_failure *known; /* the profile's entry for (role, probe), or NULL */
 	/* Output, set by probe_run / probe_judge. */
@@ -73,8 +90,11 @@ struct probe {
 	long latency_ms;   /* from sending the request to the end (or the timeout) */
 };
 
-/* The stable probe id of a role ("chat-capital", ...). */
+/* The stable id of a role's known-answer probe ("chat-capital", ...). */
 const char *probe_id(enum role_id r);
+/* The stable id of probe kind k of role r ("tool-call", "reasoning-split",
+ * else probe_id(r)). */
+const char *probe_kind_id(enum role_id r, enum probe_kind k);
 /* "pass" | "fail" | "known-failure" | "known-failure-passed" */
 const char *probe_status_name(enum probe_status s);
 /* NULL for PF_NONE; "wrong-answer" "timeout" "refused" "transport" "http" "malformed" */
@@ -83,12 +103,21 @@ const char *probe_failure_name(enum probe_failure f);
  * body (caller frees). */
 const char *probe_path(enum role_id r);
 char *probe_request_body(enum role_id r);
+/* The same for probe kind k of role r. */
+const char *probe_kind_path(enum role_id r, enum probe_kind k);
+char *probe_kind_request_body(enum role_id r, enum probe_kind k);
 
 /* Prepare p for role r on 127.0.0.1:port. known: the profile's known failure
  * for this (role, probe) or NULL; it must outlive p. */
 void probe_init(struct probe *p, enum role_id r, int port, const struct known_failure *known);
+/* The same for probe kind k of role r. */
+void probe_init_kind(struct probe *p, enum role_id r, enum probe_kind k, int port,
+		     const struct known_failure *known);
 /* The profile's entry for (role, probe id of role), or NULL (prof may be NULL). */
 const struct known_failure *probe_known_failure(const struct profile *prof, enum role_id r);
+/* The profile's entry for (role, probe id of kind k), or NULL. */
+const struct known_failure *probe_kind_known_failure(const struct profile *prof, enum role_id r,
+						     enum probe_kind k);
 
 /* Run the n probes concurrently, each bounded by timeout_s seconds (> 0).
  * Network outcomes are results, not errors: returns -1 (EXIT_INTERNAL) only
