@@ -211,7 +211,7 @@ static void test_bad_files(void **state)
 	expect_error(HEAD "  - id: a\n    literal: x\n    severity: info\n    cause: c\n    remedy: r\n"
 			  "    colour: red\n",
 		     "t.yaml:8:5: unknown key 'colour' in a signature; expected one of id, literal, "
-		     "regex, severity, cause, remedy, trait, captures, generic");
+		     "regex, severity, cause, remedy, trait, captures, generic, parent, family, versions");
 	expect_error(HEAD "  - id: a\n    literal: x\n    severity: info\n    remedy: r\n",
 		     "t.yaml:3:5: signature has no 'cause'; expected id, severity, cause, remedy and "
 		     "one of literal or regex");
@@ -395,7 +395,8 @@ static void test_many_slices(void **state)
 	char *text = xcalloc(lines + 10, fl + 64);
 	size_t len = 0;
 	for (size_t i = 1; i <= lines; i++) {
-		const char *l = i == 123457 ? "GPU KV cache size: 1,234 tokens\n" : filler;
+		const char *l = i == 123457 ? "(EngineCore_DP0 pid=7) INFO 07-13 10:23:46 [kv_cache_utils.py:1] "
+					      "GPU KV cache size: 1,234 tokens\n" : filler;
 		memcpy(text + len, l, strlen(l));
 		len += strlen(l);
 	}

@@ -25,6 +25,7 @@
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/yaml_guard.h"
+#include "vversion.h"
 
 #define SIG_FILE_CAP ((size_t)4 << 20)
 
@@ -49,6 +50,9 @@ static void sig_clear(struct signature *s)
 	strv_free(s->captures);
 	free(s->capture_groups);
 	free(s->file);
+	free(s->parent);
+	free(s->family);
+	strv_free(s->versions);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -223,6 +227,7 @@ static int compile_regex(struct signature *s, const char *file, struct pos at, b
 
 static const char *const keys[] = {
 	"id", "literal", "regex", "severity", "cause", "remedy", "trait", "captures", "generic",
+	"parent", "family", "versions",
 };
 
 /* Parse one signature mapping into *s (fields owned by s). */
@@ -248,11 +253,13 @@ static int parse_one(struct fy_node *m, const char *file, bool from_operator, st
 		if (i == ARRAY_SIZE(keys))
 			return fail_at(err, file, node_pos(k, here),
 				       "unknown key '%s' in a signature; expected one of id, literal, "
-				       "regex, severity, cause, remedy, trait, captures, generic", name);
+				       "regex, severity, cause, remedy, trait, captures, generic, parent, "
+				       "family, versions", name);
 		v[i] = fy_node_pair_value(p);
 		kpos[i] = node_pos(k, here);
 	}
-	enum { K_ID, K_LITERAL, K_REGEX, K_SEVERITY, K_CAUSE, K_REMEDY, K_TRAIT, K_CAPTURES, K_GENERIC };
+	enum { K_ID, K_LITERAL, K_REGEX, K_SEVERITY, K_CAUSE, K_REMEDY, K_TRAIT, K_CAPTURES, K_GENERIC,
+	       K_PARENT, K_FAMILY, K_VERSIONS };
 	static const int required[] = { K_ID, K_SEVERITY, K_CAUSE, K_REMEDY };
 	for (size_t i = 0; i < ARRAY_SIZE(required); i++)
 		if (!kpos[required[i]].line)
@@ -325,6 +332,48 @@ static int parse_one(struct fy_node *m, const char *file, bool from_operator, st
 				return fail_at(err, file, node_pos(v[K_TRAIT], here),
 					       "unknown trait '%s' in '%s'; expected a trait of data/traits/",
 					       *t, id);
+		}
+	}
+	if (kpos[K_PARENT].line) {
+		const char *pa = want_scalar(v[K_PARENT], file, kpos[K_PARENT], "parent", err);
+		if (!pa)
+			return -1;
+		struct pos pp = node_pos(v[K_PARENT], here);
+		if (!valid_name(pa) || strcmp(pa, id) == 0)
+			return fail_at(err, file, pp, "bad parent '%s' of '%s'; expected the id of "
+				       "another signature", pa, id);
+		s->parent = xstrdup(pa);
+		s->parent_line = pp.line;
+		s->parent_col = pp.col;
+	}
+	if (kpos[K_FAMILY].line) {
+		const char *fa = want_scalar(v[K_FAMILY], file, kpos[K_FAMILY], "family", err);
+		if (!fa)
+			return -1;
+		if (!valid_name(fa))
+			return fail_at(err, file, node_pos(v[K_FAMILY], here), "bad family '%s' of '%s'; "
+				       "expected lower-case letters, digits and '-'", fa, id);
+		s->family = xstrdup(fa);
+	}
+	if (kpos[K_VERSIONS].line) {
+		s->versions = want_names(v[K_VERSIONS], file, kpos[K_VERSIONS], "versions", true, err);
+		if (!s->versions)
+			return -1;
+		for (char **r = s->versions; *r; r++) {
+			int bad = 0;
+			if (!vrange_valid(*r, &bad)) {
+				struct pos vp = node_pos(v[K_VERSIONS], here);
+				if (fy_node_get_type(v[K_VERSIONS]) == FYNT_SEQUENCE) {
+					void *vit = NULL;
+					struct fy_node *item = NULL;
+					for (char **q = s->versions; q <= r; q++)
+						item = fy_node_sequence_iterate(v[K_VERSIONS], &vit);
+					vp = node_pos(item, vp);
+				}
+				return fail_at(err, file, vp, "bad version range '%s' of '%s' at byte %d; "
+					       "expected e.g. \">=0.11\", \"<0.11.1\" or \">=0.6,<0.11\"",
+					       *r, id, bad + 1);
+			}
 		}
 	}
 	if (kpos[K_CAPTURES].line) {
@@ -463,6 +512,30 @@ static int name_filter(const struct dirent *d)
 	return d->d_name[0] != '.' && n > 5 && strcmp(d->d_name + n - 5, ".yaml") == 0;
 }
 
+int sigset_link(const struct sigset *set, struct err **err)
+{
+	for (size_t i = 0; i < set->n; i++) {
+		const struct signature *s = &set->sigs[i];
+		if (!s->parent)
+			continue;
+		const struct signature *p = s;
+		size_t steps = 0;
+		while (p->parent) {
+			const struct signature *q = sigset_find(set, p->parent);
+			if (!q)
+				return fail_at(err, p->file, (struct pos){ p->parent_line, p->parent_col },
+					       "unknown parent '%s' of '%s'; expected the id of a signature",
+					       p->parent, p->id);
+			if (++steps > set->n || q == s)
+				return fail_at(err, s->file, (struct pos){ s->parent_line, s->parent_col },
+					       "parent '%s' of '%s' leads back to '%s'; expected no cycle",
+					       s->parent, s->id, s->id);
+			p = q;
+		}
+	}
+	return 0;
+}
+
 int sigset_load(struct sigset *set, const char *operator_dir, struct err **err)
 {
 	/* embedded_files is sorted by path (the build passes it sorted). */
@@ -476,7 +549,7 @@ int sigset_load(struct sigset *set, const char *operator_dir, struct err **err)
 			return -1;
 	}
 	if (!operator_dir)
-		return 0;
+		return sigset_link(set, err);
 	_cleanup_free_ char *dir = xasprintf("%s/signatures", operator_dir);
 	struct dirent **ents = NULL;
 	int n = scandir(dir, &ents, name_filter, alphasort);
@@ -497,5 +570,5 @@ int sigset_load(struct sigset *set, const char *operator_dir, struct err **err)
 		free(ents[i]);
 	}
 	free(ents);
-	return rc;
+	return rc < 0 ? rc : sigset_link(set, err);
 }

@@ -34,6 +34,10 @@ struct signature {
 	int *capture_groups; /* group number of each name in captures */
 	size_t n_captures;
 	bool generic;        /* a fatal line that does not say why */
+	char *parent;        /* id of the more general signature (may be NULL) */
+	char *family;        /* the cause id it reports (its own id when NULL) */
+	char **versions;     /* strv (may be NULL): vLLM version ranges printing it */
+	int parent_line, parent_col;
 	bool from_operator;
 	char *file;          /* where it was defined, for messages */
 	int line, col;
@@ -56,6 +60,17 @@ int sigset_add_yaml(struct sigset *set, const char *file, const char *text, size
 		    bool from_operator, struct err **err);
 
 void sigset_free(struct sigset *set);
+
+/* Check what needs every file loaded: each parent names a signature and
+ * the parents form no cycle. sigset_load calls it; after sigset_add_yaml
+ * call it yourself. */
+int sigset_link(const struct sigset *set, struct err **err);
+
+/* The cause id a signature reports: its family, else its id. */
+static inline const char *sig_cause_id(const struct signature *s)
+{
+	return s->family ? s->family : s->id;
+}
 
 /* The signature with this id, or NULL. */
 const struct signature *sigset_find(const struct sigset *set, const char *id);

@@ -1,0 +1,368 @@
+/*
+ * normalise.c — strip the layers around a log line and classify it (see
+ * normalise.h). Hand-written scanners, no regex: this runs on every line of
+ * a record triage looks at, and on the lines a traceback walk passes.
+ *
+ * Each layer is a small recogniser that returns the length of the prefix
+ * it accepts at p (0 when it does not apply); the layers are peeled in a
+ * loop, in any order, so `vllm-1  | 2025-...Z (EngineCore_DP0 pid=7) ...`
+ * loses all three.
+ */
+#include <string.h>
+
+#include "normalise.h"
+
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+static bool is_upper(char c) { return c >= 'A' && c <= 'Z'; }
+static bool is_lower(char c) { return c >= 'a' && c <= 'z'; }
+static bool is_alpha(char c) { return is_upper(c) || is_lower(c); }
+static bool is_word(char c) { return is_alpha(c) || is_digit(c) || c == '_'; }
+static bool is_space(char c) { return c == ' ' || c == '\t'; }
+
+/* n digits at p[i..]; returns i + n or 0 */
+static size_t digits(const char *p, size_t len, size_t i, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		if (i + k >= len || !is_digit(p[i + k]))
+			return 0;
+	return i + n;
+}
+
+static size_t skip_spaces(const char *p, size_t len, size_t i)
+{
+	while (i < len && is_space(p[i]))
+		i++;
+	return i;
+}
+
+/* --- ANSI ------------------------------------------------------------- */
+
+/* An SGR sequence whose ESC was lost in a paste: `[1;36m`, `[0m`. */
+static size_t orphan_sgr(const char *p, size_t len)
+{
+	if (len < 3 || p[0] != '[')
+		return 0;
+	size_t i = 1;
+	while (i < len && i < 12 && (is_digit(p[i]) || p[i] == ';'))
+		i++;
+	return i > 1 && i < len && p[i] == 'm' ? i + 1 : 0;
+}
+
+/* Copy s to out without escape sequences (CSI, OSC, two-byte) and without
+ * orphaned SGR sequences; returns the length. */
+static size_t strip_ansi(const char *s, size_t n, char *out)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < n;) {
+		char c = s[i];
+		if (c == '\x1b') {
+			i++;
+			if (i < n && s[i] == '[') { /* CSI: params, final byte 0x40-0x7e */
+				i++;
+				while (i < n && !((unsigned char)s[i] >= 0x40 && (unsigned char)s[i] <= 0x7e))
+					i++;
+				i += i < n;
+			} else if (i < n && s[i] == ']') { /* OSC: to BEL or ESC \ */
+				while (i < n && s[i] != '\a' && !(s[i] == '\x1b' && i + 1 < n && s[i + 1] == '\\'))
+					i++;
+				i += i < n ? (s[i] == '\a' ? 1 : 2) : 0;
+			} else if (i < n) {
+				i++;
+			}
+			continue;
+		}
+		if (c == '[') {
+			size_t k = orphan_sgr(s + i, n - i);
+			if (k) {
+				i += k;
+				continue;
+			}
+		}
+		out[o++] = c;
+		i++;
+	}
+	return o;
+}
+
+/* --- layers ------------------------------------------------------------ */
+
+/* docker compose: `name  | ` (v2 `vllm-1`, v1 `vllm_1`) */
+static size_t compose_prefix(const char *p, size_t len)
+{
+	size_t i = 0;
+	while (i < len && i < 64 && (is_word(p[i]) || p[i] == '-' || p[i] == '.'))
+		i++;
+	if (i == 0 || i >= len || !is_space(p[i]))
+		return 0;
+	i = skip_spaces(p, len, i);
+	if (i >= len || p[i] != '|')
+		return 0;
+	i++;
+	return i < len && p[i] == ' ' ? i + 1 : i;
+}
+
+/* hh:mm:ss at i; returns the index after it or 0 */
+static size_t clock(const char *p, size_t len, size_t i)
+{
+	if (!(i = digits(p, len, i, 2)) || i >= len || p[i] != ':' || !(i = digits(p, len, i + 1, 2)) ||
+	    i >= len || p[i] != ':' || !(i = digits(p, len, i + 1, 2)))
+		return 0;
+	return i;
+}
+
+/* ISO date-time, optionally bracketed, with fraction and zone; also the
+ * CRI log format's `stdout F ` after it. */
+static size_t iso_prefix(const char *p, size_t len)
+{
+	size_t i = p[0] == '[' ? 1 : 0;
+	if (!(i = digits(p, len, i, 4)) || i >= len || p[i] != '-' || !(i = digits(p, len, i + 1, 2)) ||
+	    i >= len || p[i] != '-' || !(i = digits(p, len, i + 1, 2)) || i >= len ||
+	    (p[i] != 'T' && p[i] != ' ') || !(i = clock(p, len, i + 1)))
+		return 0;
+	if (i < len && (p[i] == '.' || p[i] == ',')) {
+		i++;
+		while (i < len && is_digit(p[i]))
+			i++;
+	}
+	if (i < len && p[i] == 'Z')
+		i++;
+	else if (i + 5 <= len && (p[i] == '+' || p[i] == '-') && digits(p, len, i + 1, 2))
+		i += p[i + 3] == ':' ? 6 : 5;
+	if (i + 4 <= len && p[i] == ' ' && (!memcmp(p + i + 1, "UTC", 3) || !memcmp(p + i + 1, "GMT", 3)))
+		i += 4;
+	if (i > len)
+		return 0;
+	if (p[0] == '[') {
+		if (i >= len || p[i] != ']')
+			return 0;
+		i++;
+	}
+	if (i < len && !is_space(p[i]) && p[i] != '|')
+		return 0;
+	i = skip_spaces(p, len, i);
+	/* CRI: `stdout F ` / `stderr P ` */
+	if (i + 9 <= len && (!memcmp(p + i, "stdout ", 7) || !memcmp(p + i, "stderr ", 7)) &&
+	    (p[i + 7] == 'F' || p[i + 7] == 'P') && p[i + 8] == ' ')
+		i += 9;
+	return i;
+}
+
+/* journald short format: `Aug 19 18:30:11 host ident[pid]: ` */
+static size_t journald_prefix(const char *p, size_t len)
+{
+	if (len < 20 || !is_upper(p[0]) || !is_lower(p[1]) || !is_lower(p[2]) || p[3] != ' ')
+		return 0;
+	size_t i = 4;
+	if (p[i] == ' ')
+		i++;
+	while (i < len && is_digit(p[i]))
+		i++;
+	if (i >= len || p[i] != ' ' || !(i = clock(p, len, i + 1)) || i >= len || p[i] != ' ')
+		return 0;
+	i++;
+	size_t h = i; /* host */
+	while (i < len && !is_space(p[i]))
+		i++;
+	if (i == h || i >= len)
+		return 0;
+	i++;
+	size_t id = i; /* ident[pid]: */
+	while (i < len && !is_space(p[i]) && p[i] != ':' && p[i] != '[')
+		i++;
+	if (i == id)
+		return 0;
+	if (i < len && p[i] == '[') {
+		while (i < len && p[i] != ']')
+			i++;
+		i++;
+	}
+	if (i >= len || p[i] != ':')
+		return 0;
+	i++;
+	return i < len && p[i] == ' ' ? i + 1 : i;
+}
+
+/* kubectl logs --prefix: `[pod/name/container] ` */
+static size_t kubectl_prefix(const char *p, size_t len)
+{
+	if (len < 6 || memcmp(p, "[pod/", 5) != 0)
+		return 0;
+	const char *e = memchr(p, ']', len);
+	if (!e)
+		return 0;
+	size_t i = (size_t)(e - p) + 1;
+	return skip_spaces(p, len, i);
+}
+
+/* Ray / vLLM process prefix: `(Name pid=1, ip=...) `, `(pid=1) `, `(raylet) ` */
+static size_t process_prefix(const char *p, size_t len)
+{
+	if (len < 4 || p[0] != '(')
+		return 0;
+	size_t i = 1;
+	while (i < len && i < 120 && (is_word(p[i]) || strchr(" =,.:-", p[i])))
+		i++;
+	if (i >= len || p[i] != ')' || i == 1)
+		return 0;
+	bool pid = memmem(p, i, "pid=", 4) != NULL;
+	if (!pid && !(i == 7 && memcmp(p + 1, "raylet", 6) == 0))
+		return 0;
+	i++;
+	if (i < len && !is_space(p[i]))
+		return 0;
+	return skip_spaces(p, len, i);
+}
+
+static size_t layer(const char *p, size_t len)
+{
+	size_t k;
+	if ((k = compose_prefix(p, len)) || (k = iso_prefix(p, len)) || (k = journald_prefix(p, len)) ||
+	    (k = kubectl_prefix(p, len)) || (k = process_prefix(p, len)))
+		return k;
+	return 0;
+}
+
+/* --- record headers ------------------------------------------------------ */
+
+static const char *const levels[] = { "INFO", "WARNING", "ERROR", "DEBUG", "CRITICAL", "WARN", "FATAL" };
+
+/* A level word at p followed by sep; its index or -1, *end after the word. */
+static int level_word(const char *p, size_t len, size_t *end)
+{
+	for (size_t l = 0; l < sizeof(levels) / sizeof(levels[0]); l++) {
+		size_t n = strlen(levels[l]);
+		if (len > n && memcmp(p, levels[l], n) == 0 && (p[n] == ' ' || p[n] == ':' || p[n] == ']')) {
+			*end = n;
+			return (int)l;
+		}
+	}
+	return -1;
+}
+
+/* The header of a record: returns the offset of its message (0 when the
+ * line has no header and is not otherwise a record start), *lvl the level
+ * index (-1 when none). */
+static size_t record_header(const char *p, size_t len, int *lvl, bool *start)
+{
+	size_t i;
+	*lvl = level_word(p, len, &i);
+	*start = false;
+	if (*lvl >= 0) {
+		*start = true;
+		/* vLLM: `LEVEL mm-dd hh:mm:ss[.fff] [file.py:1] ` or `file.py:1] ` */
+		size_t j = i + 1, k;
+		if (p[i] == ' ' && (k = digits(p, len, j, 2)) && k < len && p[k] == '-' &&
+		    (k = digits(p, len, k + 1, 2)) && k < len && p[k] == ' ' && (k = clock(p, len, k + 1))) {
+			if (k < len && p[k] == '.')
+				for (k++; k < len && is_digit(p[k]); k++)
+					;
+			const char *close = memchr(p + k, ']', len - k);
+			if (close && close - (p + k) < 96) {
+				k = (size_t)(close - p) + 1;
+				return k < len && p[k] == ' ' ? k + 1 : k;
+			}
+			return k;
+		}
+		/* uvicorn / logging: `INFO:     msg`, `ERROR: msg` */
+		if (p[i] == ':')
+			return skip_spaces(p, len, i + 1);
+		return i;
+	}
+	/* glog: `E0310 15:07:20.123456  123 file.cc:12] ` */
+	if (len > 20 && strchr("IWEF", p[0]) && digits(p, len, 1, 4) && p[5] == ' ' && clock(p, len, 6)) {
+		*start = true;
+		const char *close = memchr(p, ']', len < 96 ? len : 96);
+		return close ? (size_t)(close - p) + 1 : 0;
+	}
+	/* NCCL: `host:pid:tid [0] NCCL INFO ...` */
+	const char *nccl = len < 160 ? memmem(p, len, " NCCL ", 6) : memmem(p, 160, " NCCL ", 6);
+	if (nccl && nccl > p && nccl[-1] == ']' && !memchr(p, ' ', (size_t)(nccl - p) - 4)) {
+		*start = true;
+		return 0;
+	}
+	return 0;
+}
+
+/* `Name: ...`, `pkg.mod.Name: ...` or a bare `Name` at the end of the
+ * line, where the name looks like an exception class. */
+static bool exception_line(const char *p, size_t len)
+{
+	size_t i = 0, last = 0;
+	bool dotted = false;
+	if (!len || !(is_alpha(p[0]) || p[0] == '_'))
+		return false;
+	while (i < len && (is_word(p[i]) || p[i] == '.')) {
+		if (p[i] == '.') {
+			dotted = true;
+			last = i + 1;
+		}
+		i++;
+	}
+	if (i < len && p[i] != ':')
+		return false;
+	if (i < len && i + 1 < len && p[i + 1] != ' ')
+		return false;
+	static const char *const ends[] = { "Error", "Exception", "Interrupt", "Exit", "Failed",
+					    "Failure", "Fault", "Warning" };
+	for (size_t k = 0; k < sizeof(ends) / sizeof(ends[0]); k++) {
+		size_t n = strlen(ends[k]);
+		if (i - last >= n && memcmp(p + i - n, ends[k], n) == 0)
+			return true;
+	}
+	return dotted && i < len && is_upper(p[last]);
+}
+
+size_t norm_prefix_len(const char *s, size_t n)
+{
+	size_t i = 0, k;
+	for (int round = 0; round < 8 && i < n && (k = layer(s + i, n - i)); round++)
+		i += k;
+	return i;
+}
+
+size_t norm_line(const char *s, size_t n, char *out, struct norm *info)
+{
+	size_t len = memchr(s, '\x1b', n) || memchr(s, '[', n) ? strip_ansi(s, n, out)
+							       : (memcpy(out, s, n), n);
+	while (len && (out[len - 1] == '\r' || out[len - 1] == '\n'))
+		len--;
+	size_t skip = norm_prefix_len(out, len);
+	if (skip) {
+		memmove(out, out + skip, len - skip);
+		len -= skip;
+	}
+	if (!info)
+		return len;
+	memset(info, 0, sizeof(*info));
+	if (skip_spaces(out, len, 0) == len) {
+		info->kind = NK_BLANK;
+		return len;
+	}
+	int lvl;
+	bool start;
+	size_t b = record_header(out, len, &lvl, &start);
+	info->body = b;
+	info->quiet_level = lvl == 0 || lvl == 1 || lvl == 3 || lvl == 5;
+	const char *m = out + b;
+	size_t ml = len - b;
+	if (ml && is_space(m[0])) {
+		info->kind = start ? NK_RECORD : NK_INDENT;
+		/* a frame inside a logged traceback keeps its indentation */
+		if (start && b)
+			info->kind = NK_INDENT;
+		return len;
+	}
+	if (ml >= 34 && memcmp(m, "Traceback (most recent call last):", 34) == 0)
+		info->traceback = true;
+	else if ((ml >= 22 && memcmp(m, "During handling of the", 22) == 0) ||
+		 (ml >= 22 && memcmp(m, "The above exception wa", 22) == 0))
+		info->chained = true;
+	else if (exception_line(m, ml))
+		info->exception = true;
+	if (start || info->traceback || info->chained || info->exception || out[0] == '[' ||
+	    out[0] == '{')
+		info->kind = NK_RECORD;
+	else
+		info->kind = NK_CONT;
+	return len;
+}
