@@ -121,18 +121,23 @@ static const struct command commands[] = {
 	  "  ROLE            only these roles; one not feasible in the deploy dir is a\n"
 	  "                  usage error\n"
 	  "Exit 1 when a probe fails, 0 otherwise, 3 when the deploy dir has no .env.\n" },
-	{ "triage", cmd_triage, "lobes triage [--follow [--timeout S]] [--all] [--json] [FILE... | --role R]",
+	{ "triage", cmd_triage, "lobes triage [--follow [--timeout S]] [--all] [--vllm-version V] [--json] [FILE... | --role R]",
 	  "name the known causes in vLLM boot logs (exit 1 on a fatal one)",
-	  "Matches each line of the logs (FILE, or stdin for '-' or no FILE) against\n"
-	  "the signatures in data/signatures and DIR/signatures/*.yaml (an operator\n"
-	  "signature with a shipped id replaces it). Prints FILE:LINE: SEVERITY id,\n"
-	  "the cause, the fix and the implicated trait, then a summary per input.\n"
+	  "Matches each log record of the logs (FILE, or stdin for '-' or no FILE)\n"
+	  "against the signatures in data/signatures and DIR/signatures/*.yaml (an\n"
+	  "operator signature with a shipped id replaces it). Lines are normalised\n"
+	  "first: ANSI colour, compose/journald/kubectl/Ray prefixes and timestamps\n"
+	  "go, and a wrapped message is joined. Prints the root cause first, then\n"
+	  "FILE:LINE: SEVERITY id, the cause, the fix and the implicated trait, then a\n"
+	  "summary per input.\n"
 	  "  --all         every occurrence (default: each signature's first, with a count)\n"
 	  "  --follow      keep reading the one input as it grows (every 200 ms) until\n"
 	  "                'Application startup complete.', a fatal signature, the end\n"
 	  "                of a pipe, --timeout, or an interrupt\n"
 	  "  --timeout S   with --follow, stop after S seconds (default: no limit)\n"
 	  "  --role R      the boot log of role R's container (Engine API), as it is now\n"
+	  "  --vllm-version V  prefer the wording this vLLM version prints (default:\n"
+	  "                the version in the log's banner, else none)\n"
 	  "Exit 1 when a fatal signature matched, 0 otherwise, 3 when an input cannot be\n"
 	  "read or a signature file is bad, 4 when a role's log cannot be fetched.\n" },
 	{ "verify", cmd_verify, "lobes verify [--role R] [--no-probe] [--timeout S] QUESTION | --list",

@@ -39,6 +39,7 @@
 #include "../lib/util/cleanup.h"
 #include "../lib/verify/signatures.h"
 #include "../lib/verify/triage.h"
+#include "../lib/verify/vversion.h"
 #include "cmd.h"
 
 #define BLOCK ((size_t)256 << 10) /* fits in L2: the copy and the scan stay in cache */
@@ -53,6 +54,7 @@ struct source {
 struct opts {
 	bool follow, all;
 	double timeout;    /* seconds; 0 = none (with --follow) */
+	const char *version; /* --vllm-version, or NULL */
 };
 
 static volatile sig_atomic_t interrupted;
@@ -101,9 +103,21 @@ static int cmp_line(const void *a, const void *b)
 
 /* The result for one input. matches: with all, every kept match (line
  * order); else each signature's first occurrence with its count. */
-static json_t *source_json(const struct source *src, const struct sigset *set,
-			   const struct triage *t, bool all, const char *stopped)
+static json_t *notes_json(const struct triage *t)
 {
+	struct triage_notes n;
+	triage_get_notes(t, &n);
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "nul_lines", (json_int_t)n.nul_lines,
+			 "first_nul_line", (json_int_t)n.first_nul_line, "bad_utf8_lines",
+			 (json_int_t)n.bad_utf8_lines, "first_bad_utf8_line",
+			 (json_int_t)n.first_bad_utf8_line, "long_lines", (json_int_t)n.long_lines,
+			 "first_long_line", (json_int_t)n.first_long_line);
+}
+
+static json_t *source_json(const struct source *src, const struct sigset *set,
+			   const struct triage *t, const struct opts *opt, const char *stopped)
+{
+	bool all = opt->all;
 	json_t *matches = json_array(), *summary = json_array();
 	size_t n = 0;
 	if (all) {
@@ -151,6 +165,38 @@ static json_t *source_json(const struct source *src, const struct sigset *set,
 			      "info", (json_int_t)by_sev[SEV_INFO]);
 	if (stopped)
 		json_object_set_new(o, "stopped", json_string(stopped));
+	/* every cause in rank order (the first is "cause") */
+	const struct triage_match *ranked[64];
+	size_t nc = triage_causes(t, ranked, ARRAY_SIZE(ranked));
+	json_t *causes = json_array();
+	for (size_t i = 0; i < nc && i < ARRAY_SIZE(ranked); i++)
+		json_array_append_new(causes, json_pack("{s:s, s:s, s:I, s:b}", "id", ranked[i]->sig->id,
+							"cause_id", sig_cause_id(ranked[i]->sig),
+							"line", (json_int_t)ranked[i]->line_no,
+							"traceback_root", ranked[i]->root));
+	json_object_set_new(o, "causes", causes);
+	if (cause)
+		json_object_set_new(json_object_get(o, "cause"), "cause_id",
+				    json_string(sig_cause_id(cause->sig)));
+	struct triage_root roots[1];
+	size_t nr = triage_roots(t, NULL, 0);
+	if (nr) {
+		const struct triage_root *last = roots;
+		struct triage_root *all_roots = xcalloc(nr, sizeof(*all_roots));
+		triage_roots(t, all_roots, nr);
+		roots[0] = all_roots[nr - 1];
+		free(all_roots);
+		json_object_set_new(o, "exception", json_pack("{s:I, s:s}", "line", (json_int_t)last->line_no,
+							      "text", last->text));
+	} else {
+		json_object_set_new(o, "exception", json_null());
+	}
+	char ver[64];
+	triage_version(t, ver, sizeof(ver));
+	json_object_set_new(o, "vllm_version", *ver ? json_string(ver) : json_null());
+	json_object_set_new(o, "version_from", !*ver ? json_null()
+				: json_string(opt->version ? "option" : "banner"));
+	json_object_set_new(o, "notes", notes_json(t));
 	if (triage_dropped(t))
 		json_object_set_new(o, "dropped", json_integer((json_int_t)triage_dropped(t)));
 	return o;
@@ -222,6 +268,53 @@ static void print_summary(const struct ctx *ctx, const json_t *f)
 	printf("\n");
 }
 
+/* The root cause first: `FILE:LINE: cause ID — what it means`, its fix,
+ * and the other candidates. */
+static void print_headline(const struct ctx *ctx, const json_t *f)
+{
+	const json_t *c = json_object_get(f, "cause");
+	if (!json_is_object(c))
+		return;
+	printf("%s:%lld: %scause %s%s — %s\n", jstr(f, "file"),
+	       (long long)json_integer_value(json_object_get(c, "line")), c_red(ctx), jstr(c, "id"),
+	       c_reset(ctx), jstr(c, "cause"));
+	printf("    fix: %s\n", jstr(c, "remedy"));
+	const json_t *all = json_object_get(f, "causes");
+	if (json_array_size(all) > 1) {
+		printf("    also:");
+		size_t i;
+		json_t *v;
+		json_array_foreach(all, i, v)
+			if (i)
+				printf("%s %s (line %lld)", i > 1 ? "," : "", jstr(v, "id"),
+				       (long long)json_integer_value(json_object_get(v, "line")));
+		printf("\n");
+	}
+	const json_t *ex = json_object_get(f, "exception");
+	if (json_is_object(ex))
+		printf("    exception (line %lld): %s\n",
+		       (long long)json_integer_value(json_object_get(ex, "line")), jstr(ex, "text"));
+}
+
+/* What was odd about the input, on stderr. */
+static void print_notes(const json_t *f)
+{
+	const json_t *n = json_object_get(f, "notes");
+	json_int_t k;
+	if ((k = json_integer_value(json_object_get(n, "nul_lines"))))
+		fprintf(stderr, "%s: note: %lld line%s NUL bytes (first: line %lld); binary data?\n",
+			jstr(f, "file"), (long long)k, k == 1 ? " holds" : "s hold",
+			(long long)json_integer_value(json_object_get(n, "first_nul_line")));
+	if ((k = json_integer_value(json_object_get(n, "bad_utf8_lines"))))
+		fprintf(stderr, "%s: note: %lld line%s not valid UTF-8 (first: line %lld)\n",
+			jstr(f, "file"), (long long)k, k == 1 ? " is" : "s are",
+			(long long)json_integer_value(json_object_get(n, "first_bad_utf8_line")));
+	if ((k = json_integer_value(json_object_get(n, "long_lines"))))
+		fprintf(stderr, "%s: note: %lld line%s longer than 1 MiB (first: line %lld); matched on "
+			"its first 1 MiB\n", jstr(f, "file"), (long long)k, k == 1 ? " is" : "s are",
+			(long long)json_integer_value(json_object_get(n, "first_long_line")));
+}
+
 /* --- reading ---------------------------------------------------------- */
 
 struct live {
@@ -268,16 +361,20 @@ static bool should_stop(const struct triage *t, const struct sigset *set, const 
 }
 
 /* Read src to its end (or, following, to a stop condition) into t. Sets
- * *stopped (following only). Errors: EXIT_CONFIG for a read failure. */
+ * *stopped (following only). A source that is not a regular file is read
+ * through poll(): following, every POLL_MS the held-back lines are matched
+ * (triage_flush) and the stop conditions and --timeout are checked, so a
+ * FIFO nobody writes to ends at --timeout. Errors: EXIT_CONFIG for a read
+ * failure. */
 static int run_source(const struct source *src, const struct opts *o, const struct sigset *set,
 		      struct triage *t, const char **stopped, struct err **err)
 {
 	_cleanup_free_ char *buf = xcalloc(1, BLOCK);
 	double deadline = o->timeout > 0 ? now_s() + o->timeout : 0;
 	for (;;) {
-		if (o->follow && !src->regular) {
+		if (!src->regular) {
 			struct pollfd p = { .fd = src->fd, .events = POLLIN };
-			int r = poll(&p, 1, POLL_MS);
+			int r = poll(&p, 1, o->follow ? POLL_MS : -1);
 			if (r < 0 && errno != EINTR)
 				return err_errno(err, EXIT_CONFIG, errno, "read '%s'", src->label);
 			if (r <= 0)
@@ -285,7 +382,7 @@ static int run_source(const struct source *src, const struct opts *o, const stru
 		}
 		ssize_t n = read(src->fd, buf, BLOCK);
 		if (n < 0) {
-			if (errno == EINTR)
+			if (errno == EINTR || errno == EAGAIN)
 				goto idle;
 			return err_errno(err, EXIT_CONFIG, errno, "read '%s'", src->label);
 		}
@@ -310,6 +407,10 @@ static int run_source(const struct source *src, const struct opts *o, const stru
 idle:
 		if (!o->follow)
 			continue;
+		/* nothing new: what was held for a continuation is whole */
+		triage_flush(t);
+		if (should_stop(t, set, stopped))
+			break;
 		if (interrupted) {
 			*stopped = "interrupted";
 			break;
@@ -402,7 +503,9 @@ static struct source *open_sources(char **files, size_t n, const char *dir, cons
 			s[i].fd = STDIN_FILENO;
 		} else {
 			s[i].label = f;
-			s[i].fd = open(f, O_RDONLY | O_CLOEXEC);
+			/* O_NONBLOCK: opening a FIFO must not wait for a writer
+			 * (run_source polls it) */
+			s[i].fd = open(f, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 			if (s[i].fd < 0) {
 				err_errno(err, EXIT_CONFIG, errno, "open '%s'", f);
 				close_sources(s, i);
@@ -417,6 +520,8 @@ static struct source *open_sources(char **files, size_t n, const char *dir, cons
 				return NULL;
 			}
 			s[i].regular = S_ISREG(st.st_mode);
+			if (s[i].regular && s[i].fd != STDIN_FILENO)
+				fcntl(s[i].fd, F_SETFL, fcntl(s[i].fd, F_GETFL) & ~O_NONBLOCK);
 		}
 	}
 	*out_n = cnt;
@@ -430,6 +535,7 @@ CMD(triage)
 		{ "all", no_argument, NULL, 'a' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "role", required_argument, NULL, 'r' },
+		{ "vllm-version", required_argument, NULL, 'V' },
 		{ 0 },
 	};
 	struct opts o = { 0 };
@@ -450,6 +556,14 @@ CMD(triage)
 							    "embedder or reranker", optarg);
 			role = optarg;
 			break;
+		case 'V': {
+			struct vversion v;
+			if (strlen(optarg) > 64 || !vversion_parse(optarg, &v))
+				return cmd_usage_error(ctx, "bad --vllm-version '%s'; expected a version such "
+							    "as 0.11.1", optarg);
+			o.version = optarg;
+			break;
+		}
 		case 't': {
 			char *end;
 			errno = 0;
@@ -494,6 +608,8 @@ CMD(triage)
 	int code = 0;
 	for (size_t i = 0; i < n_src; i++) {
 		_cleanup_triage_ struct triage *t = triage_new(&set, o.all ? TRIAGE_KEEP_ALL : 0);
+		if (o.version)
+			triage_set_version(t, o.version);
 		struct live l = { ctx, t, src[i].label, o.all, o.follow && !ctx->json };
 		triage_set_callback(t, live_cb, &l);
 		const char *stopped = NULL;
@@ -501,7 +617,7 @@ CMD(triage)
 			code = cmd_fail(ctx, e);
 			break;
 		}
-		json_t *f = source_json(&src[i], &set, t, o.all, o.follow ? stopped : NULL);
+		json_t *f = source_json(&src[i], &set, t, &o, o.follow ? stopped : NULL);
 		if (json_is_true(json_object_get(f, "fatal"))) {
 			json_object_set(result, "fatal", json_true());
 			code = EXIT_CHECK;
@@ -515,6 +631,9 @@ CMD(triage)
 			size_t i;
 			json_t *f;
 			json_array_foreach(arr, i, f) {
+				print_notes(f);
+				if (!o.follow)
+					print_headline(ctx, f);
 				if (!o.follow) {
 					size_t j;
 					json_t *m;

@@ -36,7 +36,7 @@ like "$out" "boot.log:4: WARNING env-unknown \(2 lines\)" "other names: warning,
 unlike "$out" "boot.log:5:" "default mode shows a signature once"
 like "$out" "captured: name=VLLM_USE_V1" "captures are shown"
 like "$out" "cause: fp8-k-scale-assert \(line 7\)" "summary names the specific fatal, not the generic one"
-like "$out" "3 fatal, 3 warning, 1 info in 8 lines" "summary counts"
+like "$out" "3 fatal, 3 warning, 2 info in 8 lines" "summary counts"
 
 run "$LOBES" triage --all "$TMP/boot.log"
 like "$out" "boot.log:5: WARNING env-unknown" "--all shows every occurrence"
@@ -56,7 +56,7 @@ is "$(printf '%s' "$out" | jq -r '.files[0].cause.line')" 7 "--json: the cause's
 is "$(printf '%s' "$out" | jq -r '.files[0].matches[] | select(.id=="env-unknown") | .count')" 2 "--json: count"
 is "$(printf '%s' "$out" | jq -r '.files[0].matches[] | select(.id=="env-unknown") | .captures.name')" VLLM_USE_V1 "--json: captures"
 is "$(printf '%s' "$out" | jq -r '.files[0].summary | map(.id) | join(",")')" \
-	"fp8-k-scale-assert,env-attention-backend-unknown,env-image-build-var,env-unknown,engine-core-init-failed,engine-core-failed-to-start" \
+	"fp8-k-scale-assert,env-attention-backend-unknown,env-image-build-var,env-unknown,engine-core-init-failed,engine-core-failed-to-start,vllm-version-banner" \
 	"--json: summary per signature"
 is "$(printf '%s' "$out" | jq -r '.files[1].startup_complete')" true "--json: startup_complete"
 is "$(printf '%s' "$out" | jq -r '.files[1].fatal')" false "--json: per-input fatal"
@@ -137,4 +137,55 @@ wait "$reader"
 is "$(cat "$TMP/follow2.rc")" 1 "--follow --json: exit 1 on fatal"
 is "$(jq -r '.files[0].stopped' < "$TMP/follow2.out")" fatal "--follow --json: stopped"
 is "$(jq -r '.files[0].cause.id' < "$TMP/follow2.out")" no-cache-blocks "--follow --json: cause"
+# --follow on a FIFO nobody writes to ends at --timeout (it must not block
+# in open or read); the bound below is generous: only "it returned" matters
+mkfifo "$TMP/fifo"
+run timeout 60 "$LOBES" triage --follow --timeout 1 "$TMP/fifo"
+is "$rc" 0 "--follow on a FIFO without a writer returns at --timeout"
+like "$out" "stopped: timeout" "and says it timed out"
+# a writer that comes, writes a fatal line and goes: read to its end
+( printf 'INFO start\nValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.\n' > "$TMP/fifo" ) &
+run timeout 60 "$LOBES" triage --follow --timeout 50 "$TMP/fifo"
+wait
+is "$rc" 1 "--follow on a FIFO matches what the writer wrote"
+like "$out" "cause: no-cache-blocks \(line 2\)" "with the line number"
+
+# the log's banner gives the version; --vllm-version overrides it
+cat > "$TMP/fp8old.log" <<'LOG'
+INFO 10-10 10:23:00 api_server.py:526] vLLM API server version 0.6.1
+WARNING 10-10 10:23:01 [kv_cache.py:82] Using KV cache scaling factor 1.0 for fp8_e4m3. This may cause accuracy issues. Please make sure k/v_scale scaling factors are available in the fp8 checkpoint.
+LOG
+run "$LOBES" --json triage "$TMP/fp8old.log"
+is "$(printf '%s' "$out" | jq -r '.files[0].vllm_version')" "0.6.1" "--json: the version read from the banner"
+is "$(printf '%s' "$out" | jq -r '.files[0].version_from')" "banner" "--json: and where it came from"
+run "$LOBES" --json triage --vllm-version 0.12.0 "$TMP/fp8old.log"
+is "$(printf '%s' "$out" | jq -r '.files[0].vllm_version')" "0.12.0" "--vllm-version wins over the banner"
+run "$LOBES" triage --vllm-version banana "$TMP/fp8old.log"
+is "$rc" 2 "a bad --vllm-version is a usage error"
+like "$errout" "bad --vllm-version 'banana'" "and says so"
+
+# the root cause is named first, before the matches
+printf 'ERROR EngineCore failed to start.\nRuntimeError: CUDA error: an illegal memory access was encountered\nRuntimeError: Engine core initialization failed. See root cause above.\n' > "$TMP/iam.log"
+run "$LOBES" triage "$TMP/iam.log"
+is "$(printf '%s\n' "$out" | head -1 | sed 's/ —.*//')" "$TMP/iam.log:2: cause illegal-memory-access" "the first line of the report is the root cause"
+
+# bad input: binary garbage, NUL bytes, invalid UTF-8, a 100 MB line:
+# no crash, bounded memory, a note on stderr, the matches still found
+head -c 3000000 /dev/urandom > "$TMP/garbage.log"
+run "$LOBES" triage "$TMP/garbage.log"
+[ "$rc" -le 1 ]; ok $? "binary garbage: no crash (exit $rc)"
+like "$errout" "note: .*NUL bytes" "binary garbage: a note about NUL bytes"
+printf 'INFO a\000b\nno kernel image is available for execution on the device\n\377\376 bad utf-8\n' > "$TMP/nul.log"
+run "$LOBES" triage "$TMP/nul.log"
+is "$rc" 1 "NUL bytes and invalid UTF-8: the fatal line is still found"
+like "$errout" "note: 1 line holds NUL bytes \(first: line 1\)" "a note names the first NUL line"
+like "$errout" "note: 1 line is not valid UTF-8 \(first: line 3\)" "a note names the first invalid UTF-8 line"
+{ printf 'INFO start\n'; head -c 104857600 /dev/zero | tr '\0' 'x'; printf '\nno kernel image is available for execution on the device\n'; } > "$TMP/long.log"
+# bounded memory: the whole run fits in 64 MiB of address space
+run sh -c "ulimit -v 65536; exec \"$LOBES\" triage \"$TMP/long.log\""
+is "$rc" 1 "a 100 MB line: the line after it is still matched, in 64 MiB of address space"
+like "$out" "long.log:3: FATAL no-kernel-image" "with its line number"
+like "$errout" "note: 1 line is longer than 1 MiB \(first: line 2\); matched on its first 1 MiB" "a note about the long line"
+run sh -c "head -c 104857600 /dev/zero | tr '\\0' 'y' | \"$LOBES\" triage -"
+is "$rc" 0 "a 100 MB line on a pipe without a newline: no crash"
 done_testing

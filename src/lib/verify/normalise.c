@@ -71,6 +71,13 @@ static size_t strip_ansi(const char *s, size_t n, char *out)
 			}
 			continue;
 		}
+		if (c == '^' && i + 1 < n && s[i + 1] == '[') { /* `^[[0;36m`: ESC in caret notation */
+			size_t k = orphan_sgr(s + i + 2, n - i - 2);
+			if (k) {
+				i += 2 + k;
+				continue;
+			}
+		}
 		if (c == '[') {
 			size_t k = orphan_sgr(s + i, n - i);
 			if (k) {
@@ -213,10 +220,23 @@ static size_t process_prefix(const char *p, size_t len)
 	return skip_spaces(p, len, i);
 }
 
+/* A quote or box mark a paste put in front: `> ` (markdown), `│ `, `▎ `,
+ * `┃ ` (UTF-8 box drawing). */
+static size_t quote_prefix(const char *p, size_t len)
+{
+	if (len >= 1 && p[0] == '>')
+		return len >= 2 && p[1] == ' ' ? 2 : 1;
+	static const char *const marks[] = { "\xe2\x94\x82", "\xe2\x96\x8e", "\xe2\x94\x83", "\xe2\x95\x91" };
+	for (size_t k = 0; k < sizeof(marks) / sizeof(marks[0]); k++)
+		if (len >= 3 && memcmp(p, marks[k], 3) == 0)
+			return len >= 4 && p[3] == ' ' ? 4 : 3;
+	return 0;
+}
+
 static size_t layer(const char *p, size_t len)
 {
 	size_t k;
-	if ((k = compose_prefix(p, len)) || (k = iso_prefix(p, len)) || (k = journald_prefix(p, len)) ||
+	if ((k = quote_prefix(p, len)) || (k = compose_prefix(p, len)) || (k = iso_prefix(p, len)) || (k = journald_prefix(p, len)) ||
 	    (k = kubectl_prefix(p, len)) || (k = process_prefix(p, len)))
 		return k;
 	return 0;
@@ -326,6 +346,12 @@ size_t norm_line(const char *s, size_t n, char *out, struct norm *info)
 							       : (memcpy(out, s, n), n);
 	while (len && (out[len - 1] == '\r' || out[len - 1] == '\n'))
 		len--;
+	/* a boxed paste: `│ text      │` */
+	if (len >= 3 && memcmp(out + len - 3, "\xe2\x94\x82", 3) == 0) {
+		len -= 3;
+		while (len && out[len - 1] == ' ')
+			len--;
+	}
 	size_t skip = norm_prefix_len(out, len);
 	if (skip) {
 		memmove(out, out + skip, len - skip);
@@ -359,7 +385,13 @@ size_t norm_line(const char *s, size_t n, char *out, struct norm *info)
 		info->chained = true;
 	else if (exception_line(m, ml))
 		info->exception = true;
-	if (start || info->traceback || info->chained || info->exception || out[0] == '[' ||
+	/* what a shell prints when the process dies */
+	static const char *const deaths[] = { "Killed", "Aborted (core dumped)",
+					      "Segmentation fault (core dumped)", "Bus error (core dumped)" };
+	bool death = false;
+	for (size_t d = 0; d < sizeof(deaths) / sizeof(deaths[0]); d++)
+		death |= ml == strlen(deaths[d]) && memcmp(m, deaths[d], ml) == 0;
+	if (start || death || info->traceback || info->chained || info->exception || out[0] == '[' ||
 	    out[0] == '{')
 		info->kind = NK_RECORD;
 	else

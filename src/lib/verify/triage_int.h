@@ -12,6 +12,7 @@
 
 #include "triage.h"
 #include "vversion.h"
+#include "normalise.h"
 #include "../util/buf.h"
 
 #define WM_MIN 4          /* shortest anchor the prefilter takes */
@@ -125,5 +126,15 @@ int version_score(const struct triage *t, const struct signature *s);
 
 /* triage.c */
 char *tr_capped_copy(const char *s, size_t len, size_t cap, bool *cut);
+uint64_t count_nl(const char *p, size_t n);
+/* The line of the slice [s, e) holding p. */
+void line_of(const char *s, const char *e, const char *p, const char **ls, const char **le);
+struct norm classify(struct triage *t, const char *ls, const char *le);
+bool long_line(struct triage *t, const char *ls, const char *le);
+bool joins(struct triage *t, const char *pls, const char *ple, const char *ls, const char *le);
+void scan_slice(struct triage *t, const char *s, size_t n);
+
+/* triage_feed.c */
+void scan_notes(struct triage *t, const char *s, size_t n);
 
 #endif

@@ -115,6 +115,7 @@ void record_flush(struct triage *t)
 	for (size_t r = t->n_roots; r-- > 0 && t->roots[r].line_no >= rm[0].line_no;)
 		if (t->roots[r].line_no < rm[0].line_no + rm[0].lines)
 			root = true;
+	bool *dropped = xcalloc(n, sizeof(bool));
 	for (size_t a = 0; a < n; a++) {
 		bool drop = false;
 		for (size_t b = 0; b < n && !drop; b++) {
@@ -127,17 +128,17 @@ void record_flush(struct triage *t)
 				 better(t, y, x))
 				drop = true;
 		}
-		if (drop) {
-			match_clear(&rm[a]);
-			rm[a].sig = NULL;
-		}
+		dropped[a] = drop;
 	}
 	for (size_t a = 0; a < n; a++) {
-		if (!rm[a].sig)
+		if (dropped[a]) {
+			match_clear(&rm[a]);
 			continue;
+		}
 		rm[a].root = root;
 		record(t, &rm[a]);
 	}
+	free(dropped);
 	t->n_rm = 0;
 }
 
