@@ -118,7 +118,10 @@ for p in /v1/completions /v1/score; do
 	direct=$(curl -s -w ' %{http_code}' -H 'Content-Type: application/json' -d "{\"model\":\"$m\",\"prompt\":\"x\"}" \
 		"http://127.0.0.1:$([ $m = cortex ] && echo $P_CORTEX || echo $P_RERANK)$p")
 	gw POST $p "{\"model\":\"$m\",\"prompt\":\"x\"}"
-	is "$body $code" "$direct" "POST $p: the engine's answer is relayed byte for byte"
+	# the engine numbers its answers and stamps a time: the rest is the same bytes
+	norm() { sed -E 's/"(id|created)":("[a-z]+-standin-)?[0-9]+"?/"\1":N/g'; }
+	is "$(printf '%s %s' "$body" "$code" | norm)" "$(printf '%s' "$direct" | norm)" \
+		"POST $p: the engine's answer is relayed byte for byte"
 done
 
 # --- honesty ------------------------------------------------------------------
