@@ -238,6 +238,24 @@ run "$STANDIN" serve "$CORTEX" --quantization fp8
 is "$rc" 1 "a --quantization that contradicts the checkpoint fails"
 like "$errout" "Quantization method specified in the model config \(compressed-tensors\) does not match" "quantization mismatch message"
 
+# ---- MTP speculative decoding (FACTS.md trait 8) -----------------------------
+MTP='{"method": "mtp", "num_speculative_tokens": 2}'
+standin_start spark-mtp "$CORTEX" --served-model-name cortex --speculative-config "$MTP" --gpu-memory-utilization 0.3
+http POST /v1/chat/completions "$(chat_body "$PARIS_Q" | jq -c '.model="cortex"')"
+is "$(jq -r '.choices[0].message.content' <<<"$body")" Paris "spark: the cortex serves with MTP"
+standin_stop_all
+STANDIN_CARD=thor standin_start thor-mtp "$CORTEX" --served-model-name cortex --speculative-config "$MTP" --kv-cache-dtype auto --gpu-memory-utilization 0.3
+ok $? "thor: the GDN-hybrid Qwen cortex with MTP boots"
+http POST /v1/chat/completions "$(chat_body "$PARIS_Q" | jq -c '.model="cortex"')"
+is "$code" 500 "thor: its first decode fails"
+standin_wait_exit
+is "$STANDIN_RC" 1 "and the engine dies"
+has_line "RuntimeError: launch_gdn_decode_post_conv_mtp ... no kernel image is available for execution on the device" "with the missing-kernel error (FACTS text)"
+STANDIN_CARD=thor standin_start thor-nomtp "$CORTEX" --served-model-name cortex --kv-cache-dtype auto --gpu-memory-utilization 0.3
+http POST /v1/chat/completions "$(chat_body "$PARIS_Q" | jq -c '.model="cortex"')"
+is "$(jq -r '.choices[0].message.content' <<<"$body")" Paris "thor: without MTP the cortex serves"
+standin_stop_all
+
 # ---- senses: Gemma 4 heterogeneous head dims ---------------------------------
 standin_start senses "$SENSES" --served-model-name senses --gpu-memory-utilization 0.14 --max-model-len 32768
 ok $? "senses boots"

@@ -84,7 +84,7 @@ wait_for "$WAIT" cortex_healthy
 is "$health" healthy "the rendered-style curl healthcheck passes inside the scratch image"
 
 STANDIN_PORT=$PORT_A
-http POST /v1/chat/completions '{"model":"cortex","messages":[{"role":"user","content":"What is the capital city of France? Reply with only the city name."}],"max_tokens":16,"temperature":0}'
+http POST /v1/chat/completions '{"model":"cortex","messages":[{"role":"user","content":"What is the capital city of France? Reply with only the city name."}],"max_tokens":16,"temperature":0,"chat_template_kwargs":{"enable_thinking":false}}'
 is "$code" 200 "a chat request through the container"
 like "$body" '"content":"Paris"' "the cortex probe answer comes back"
 

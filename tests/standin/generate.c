@@ -276,7 +276,8 @@ void api_chat(struct reply *r, json_t *req)
 	}
 	if ((limit = max_tokens(r, req)) < 0)
 		return;
-	if (S->fault == FAULT_CORRUPT_THEN_DIE && ++chat_requests >= 2)
+	if ((S->fault == FAULT_CORRUPT_THEN_DIE && ++chat_requests >= 2) ||
+	    S->fault == FAULT_MTP_NO_KERNEL)
 		return engine_dies(r);
 	snprintf(r->id, sizeof r->id, "chatcmpl-standin-%lu", ++seq);
 	call = tool_call(r, req, prompt, &bad);
@@ -377,6 +378,10 @@ void api_completions(struct reply *r, json_t *req)
 	if ((limit = max_tokens(r, req)) < 0) {
 		json_decref(prompts);
 		return;
+	}
+	if (S->fault == FAULT_MTP_NO_KERNEL) {
+		json_decref(prompts);
+		return engine_dies(r);
 	}
 	snprintf(r->id, sizeof r->id, "cmpl-standin-%lu", ++seq);
 	choices = json_array();

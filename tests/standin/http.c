@@ -121,6 +121,13 @@ void engine_dies(struct reply *r)
 		NULL,
 	};
 
+	if (S->fault == FAULT_MTP_NO_KERNEL) {
+		/* FACTS.md trait 8 records this line with its middle elided */
+		vtraceback("core.py:879", "EngineCore encountered a fatal error.", frames,
+			   "RuntimeError: launch_gdn_decode_post_conv_mtp ... no kernel image is "
+			   "available for execution on the device");
+		goto dead;
+	}
 	vtraceback("core.py:879", "EngineCore encountered a fatal error.", frames,
 		   "torch.AcceleratorError: CUDA error: unspecified launch failure");
 	vlog(LV_ERROR, "core.py:879",
@@ -128,6 +135,7 @@ void engine_dies(struct reply *r)
 	vlog(LV_ERROR, "core.py:879", "For debugging consider passing CUDA_LAUNCH_BLOCKING=1");
 	vlog(LV_ERROR, "cuda_graph.py:211",
 	     "CUDA graph replay failed: cudaErrorLaunchFailure (unspecified launch failure)");
+dead:
 	vlog(LV_ERROR, "async_llm.py:480", "AsyncLLM output_handler failed.");
 	raw(false, "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.");
 	S->dead = 1;

@@ -21,7 +21,8 @@
  * STANDIN_CARD names the card it pretends to run on; on "thor" (sm_110) it
  * reproduces the faults recorded there (pooling hang off TRITON_ATTN, fp8 KV
  * assert without checkpoint scales on the Triton path, reranker CUDA-graph
- * launch failure, LFM2.5-1.2B corruption). On every card, the original
+ * launch failure, LFM2.5-1.2B corruption, MTP on the GDN-hybrid Qwen line
+ * dying at the first decode for want of an sm_110 kernel). On every card, the original
  * Qwen3-Reranker served as a classifier without vLLM's documented
  * --hf-overrides ranks wrongly (its classifier head is not the trained one).
  * Exit codes follow vLLM: 2 usage, 1 any engine failure, 0 clean shutdown.
@@ -210,6 +211,17 @@ static bool qwen3_reranker_overrides(const char *hf_overrides)
 
 	json_decref(j);
 	return ok;
+}
+
+/* True when the --speculative-config JSON (may be NULL) asks for MTP. */
+static bool mtp(const char *speculative)
+{
+	json_t *j = speculative ? json_loads(speculative, 0, NULL) : NULL;
+	const char *m = json_string_value(json_object_get(j, "method"));
+	bool yes = m && strstr(m, "mtp");
+
+	json_decref(j);
+	return yes;
 }
 
 /* ---- boot ------------------------------------------------------------- */
@@ -420,6 +432,10 @@ int main(int argc, char **argv)
 			state.fault = FAULT_POOLING_HANG;
 		else if (state.task == TASK_GENERATE && strcasestr(o.model, "lfm2.5-1.2b"))
 			state.fault = FAULT_CORRUPT_THEN_DIE;
+		else if (state.task == TASK_GENERATE && mtp(o.speculative) &&
+			 (strcasestr(o.model, "qwen3.8-27b") || strcasestr(o.model, "qwen3.6-27b") ||
+			  strcasestr(o.model, "qwen3.6-35b")))
+			state.fault = FAULT_MTP_NO_KERNEL;
 	}
 	/* The original Qwen3-Reranker checkpoint is a causal LM: served as a
 	 * classifier without vLLM's documented overrides, its head is not the

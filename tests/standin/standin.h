@@ -37,6 +37,7 @@ enum fault {
 	FAULT_POOLING_HANG,     /* sm_110 + pooling + not TRITON_ATTN: never answer */
 	FAULT_GRAPH_KILL,       /* sm_110 reranker with CUDA graphs: first rerank kills the engine */
 	FAULT_CORRUPT_THEN_DIE, /* sm_110 + LFM2.5-1.2B: garbage, then launch failure */
+	FAULT_MTP_NO_KERNEL,    /* sm_110 + GDN-hybrid Qwen + MTP: the first decode dies */
 };
 
 #define MAX_SERVED 8
@@ -169,7 +170,8 @@ void reply_frame(struct reply *r, json_t *event);  /* event stolen; NULL = "[DON
 /* The request's "model" names a served name (or is absent); else a 404 is
  * put in r and false returned. */
 bool model_ok(struct reply *r, json_t *req);
-/* The engine dies on this request: vLLM's launch-failure lines, a 500. */
+/* The engine dies on this request: vLLM's launch-failure lines (or, for
+ * FAULT_MTP_NO_KERNEL, the missing-kernel error), a 500. */
 void engine_dies(struct reply *r);
 extern struct standin *S;
 
