@@ -20,10 +20,14 @@
 #include "../lib/runtime/fleet.h"
 #include "../lib/runtime/memory.h"
 #include "../lib/util/cleanup.h"
+#include "../lib/util/num.h"
 #include "../lib/verify/report.h"
 #include "cmd.h"
 
 #define GiB 1073741824.0
+#define SERVE_MAX_WAIT_S 604800L  /* --*-wait: a week */
+#define SERVE_MAX_POLL_MS 60000L  /* --poll-ms: a minute */
+#define SERVE_MAX_MARGIN_GIB 4096 /* --margin-gib: more than any box has */
 
 struct serve {
 	struct ctx *ctx;
@@ -248,19 +252,24 @@ CMD(serve)
 		{ NULL, 0, NULL, 0 }
 	};
 	int c;
-	char *end;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		long v = optarg ? strtol(optarg, &end, 10) : 0;
-		bool bad_num = optarg && c != 'm' && c != 'o' && (*end || v <= 0);
-		if (bad_num)
-			return cmd_usage_error(ctx, "'%s' is not a positive whole number", optarg);
+		/* waits in seconds up to a week, the poll interval up to a minute */
+		long v = 0, max = c == 'P' ? SERVE_MAX_POLL_MS : SERVE_MAX_WAIT_S;
+		bool num = optarg && c != 'm' && c != 'o';
+		const struct option *o = opts;
+		while (o->name && o->val != c)
+			o++;
+		if (num && !num_parse_long(optarg, 1, max, &v))
+			return cmd_usage_error(ctx, "--%s '%s' is not a whole number; expected 1 to %ld",
+					       o->name ? o->name : "?", optarg, max);
 		switch (c) {
 		case 'a': so.apply = true; break;
 		case 'd': so.drop = true; break;
 		case 'm':
-			so.margin_gib = strtod(optarg, &end);
-			if (*end || so.margin_gib < 0)
-				return cmd_usage_error(ctx, "--margin-gib '%s' is not a size in GiB", optarg);
+			if (!num_parse_double(optarg, 0, SERVE_MAX_MARGIN_GIB, &so.margin_gib))
+				return cmd_usage_error(ctx, "--margin-gib '%s' is not a size in GiB; expected a "
+							    "finite number from 0 to %d", optarg,
+						       SERVE_MAX_MARGIN_GIB);
 			break;
 		case 'M': so.mem_wait = (int)v; break;
 		case 'W': so.window_wait = (int)v; break;

@@ -16,9 +16,11 @@
 #include "../lib/runtime/fleet.h"
 #include "../lib/runtime/memory.h"
 #include "../lib/util/cleanup.h"
+#include "../lib/util/num.h"
 #include "cmd.h"
 
 #define GiB 1073741824.0
+#define STOP_MAX_WAIT_S 604800 /* --wait: a week */
 
 static long long now_ms(void)
 {
@@ -36,16 +38,18 @@ CMD(stop)
 					      { "wait", required_argument, NULL, 'w' },
 					      { NULL, 0, NULL, 0 } };
 	int c;
-	char *end;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'a': apply = true; break;
 		case 'd': drop = true; break;
-		case 'w':
-			wait_s = (int)strtol(optarg, &end, 10);
-			if (*end || wait_s < 0)
-				return cmd_usage_error(ctx, "--wait '%s' is not a number of seconds", optarg);
+		case 'w': {
+			long v;
+			if (!num_parse_long(optarg, 0, STOP_MAX_WAIT_S, &v))
+				return cmd_usage_error(ctx, "--wait '%s' is not a number of seconds; expected a "
+							    "whole number from 0 to %d", optarg, STOP_MAX_WAIT_S);
+			wait_s = (int)v;
 			break;
+		}
 		default: return cmd_usage_error(ctx, "unknown option");
 		}
 	}

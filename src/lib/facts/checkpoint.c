@@ -17,7 +17,12 @@
 
 #include "../util/cleanup.h"
 #include "../util/fs.h"
+#include "../util/yaml_guard.h"
 #include "facts.h"
+
+/* A Hugging Face config.json is kilobytes; a larger file is refused before
+ * it is read (it would only cost time and memory). */
+#define CONFIG_JSON_CAP ((size_t)4 << 20)
 
 static char *hub_dir(void)
 {
@@ -72,14 +77,32 @@ static char *find_snapshot(const char *hub_in, const char *model_id)
 	return snap;
 }
 
+/* Read DIR/NAME as JSON: a regular file of at most CONFIG_JSON_CAP bytes,
+ * UTF-8 (a UTF-16/32 file is named as such). NULL with *why set when it
+ * exists but cannot be used. */
 static json_t *load_json(const char *dir, const char *name, bool *exists, char **why)
 {
 	_cleanup_free_ char *p = xasprintf("%s/%s", dir, name);
 	*exists = fs_exists(p);
 	if (!*exists)
 		return NULL;
+	struct err *e = NULL;
+	size_t len = 0;
+	_cleanup_free_ char *text = fs_read(p, CONFIG_JSON_CAP, &len, &e);
+	if (!text) {
+		free(*why);
+		*why = xstrdup(e->msg);
+		err_free(e);
+		return NULL;
+	}
+	const char *enc = text_foreign_encoding(text, len);
+	if (enc) {
+		free(*why);
+		*why = xasprintf("%s:1:1: the text is %s; expected UTF-8 JSON", name, enc);
+		return NULL;
+	}
 	json_error_t je;
-	json_t *j = json_load_file(p, 0, &je);
+	json_t *j = json_loadb(text, len, 0, &je);
 	if (!j) {
 		free(*why);
 		*why = xasprintf("%s:%d:%d: %s", name, je.line, je.column, je.text);

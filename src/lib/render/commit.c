@@ -211,7 +211,7 @@ int deploy_recover(const char *dir, const char *const *managed, int keep, struct
 	return changed;
 }
 
-char *deploy_read(const char *dir, const char *name, struct err **err)
+char *deploy_read(const char *dir, const char *name, size_t *len, struct err **err)
 {
 	json_t *r = journal_load(dir, err);
 	if (!r && err && *err)
@@ -237,7 +237,7 @@ char *deploy_read(const char *dir, const char *name, struct err **err)
 	struct stat st;
 	if (stat(p, &st) < 0 && errno == ENOENT)
 		return NULL;
-	return fs_read(p, 16 << 20, NULL, err);
+	return fs_read(p, 16 << 20, len, err);
 }
 
 int deploy_txn_begin(struct deploy_txn *t, const char *dir, struct err **err)

@@ -50,8 +50,9 @@ int deploy_lock(const char *dir, struct err **err);
 int deploy_recover(const char *dir, const char *const *managed, int keep, struct err **err);
 
 /* A file of dir as it is once any pending journal is replayed; NULL when
- * absent (and *err left NULL) or on error (*err set). Writes nothing. */
-char *deploy_read(const char *dir, const char *name, struct err **err);
+ * absent (and *err left NULL) or on error (*err set). Writes nothing. *len
+ * (when len is non-NULL) gets the byte count. */
+char *deploy_read(const char *dir, const char *name, size_t *len, struct err **err);
 
 /* "NAME.bak.N" with N one more than the highest present; caller frees. */
 char *deploy_backup_name(const char *dir, const char *name);

@@ -17,75 +17,6 @@
 
 #define STATE_FILE ".lobes-state.json"
 
-/* --- .env ----------------------------------------------------------------- */
-
-int env_parse(const char *text, const char *name, struct env_file *out, struct err **err)
-{
-	memset(out, 0, sizeof(*out));
-	int line = 0;
-	const char *p = text;
-	while (*p) {
-		line++;
-		const char *nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p) : strlen(p);
-		_cleanup_free_ char *l = xasprintf("%.*s", (int)n, p);
-		p += n + (nl ? 1 : 0);
-		char *s = str_strip(l);
-		if (!*s || *s == '#')
-			continue;
-		if (str_starts_with(s, "export "))
-			s = str_strip(s + 7);
-		char *eq = strchr(s, '=');
-		bool key_ok = eq && eq != s;
-		for (char *k = s; key_ok && k < eq; k++)
-			if (!isalnum((unsigned char)*k) && *k != '_')
-				key_ok = false;
-		if (!key_ok) {
-			env_file_free(out);
-			return err_set(err, EXIT_CONFIG, "%s:%d:%d: '%s' is not an assignment; expected KEY=VALUE",
-				       name, line, (int)(s - l) + 1, s);
-		}
-		*eq = '\0';
-		char *v = eq + 1;
-		size_t vl = strlen(v);
-		if (vl >= 2 && (v[0] == '"' || v[0] == '\'') && v[vl - 1] == v[0]) {
-			v[vl - 1] = '\0';
-			v++;
-		}
-		out->e = xrealloc(out->e, (out->n + 1) * sizeof(*out->e));
-		out->e[out->n++] = (struct env_entry){ xstrdup(str_rstrip(s)), xstrdup(v), line };
-	}
-	return 0;
-}
-
-const char *env_get(const struct env_file *f, const char *key)
-{
-	const char *v = NULL;
-	for (size_t i = 0; i < f->n; i++)
-		if (strcmp(f->e[i].key, key) == 0)
-			v = f->e[i].value; /* the last assignment wins, as in compose */
-	return v;
-}
-
-static const struct env_entry *env_entry_get(const struct env_file *f, const char *key)
-{
-	const struct env_entry *v = NULL;
-	for (size_t i = 0; i < f->n; i++)
-		if (strcmp(f->e[i].key, key) == 0)
-			v = &f->e[i];
-	return v;
-}
-
-void env_file_free(struct env_file *f)
-{
-	for (size_t i = 0; i < f->n; i++) {
-		free(f->e[i].key);
-		free(f->e[i].value);
-	}
-	free(f->e);
-	memset(f, 0, sizeof(*f));
-}
-
 /* <ROLE>_<KNOB> → role, knob; false for other keys. */
 static bool knob_key(const char *key, enum role_id *r, enum knob_id *k)
 {
@@ -139,9 +70,32 @@ out:
 /* --- init ----------------------------------------------------------------- */
 
 /* Read a file of the deploy dir as committed (commit.h); NULL when absent. */
-static char *read_opt(const char *dir, const char *name, struct err **err)
+static char *read_opt(const char *dir, const char *name, size_t *len, struct err **err)
 {
-	return deploy_read(dir, name, err);
+	return deploy_read(dir, name, len, err);
+}
+
+/* init replaces the files it manages by rename, which would replace a
+ * symbolic link by a regular file and leave the link's target stale. Like
+ * git (which never writes through a link it tracks), lobes refuses: the
+ * operator replaces the link by the file, or points --dir at the target's
+ * directory. */
+static int refuse_links(const char *dir, const char *const *names, struct err **err)
+{
+	for (const char *const *n = names; *n; n++) {
+		_cleanup_free_ char *p = xasprintf("%s/%s", dir, *n);
+		struct stat st;
+		if (lstat(p, &st) < 0 || !S_ISLNK(st.st_mode))
+			continue;
+		char target[4096];
+		ssize_t tl = readlink(p, target, sizeof(target) - 1);
+		target[tl > 0 ? tl : 0] = '\0';
+		return err_set(err, EXIT_CONFIG, "'%s' is a symbolic link (to '%s'); expected a regular file: "
+				 "lobes replaces its files atomically, which would replace the link, so "
+				 "replace the link by the file itself or use --dir on the target's directory",
+			       p, target);
+	}
+	return 0;
 }
 
 /* The files init manages in a deploy dir: their stale temps are removed and
@@ -170,46 +124,6 @@ static int keep_backups(const struct init_opts *o, const struct env_file *old, s
 			       o->dir, line, strlen("LOBES_KEEP_BACKUPS") + 2, v);
 	}
 	return (int)k;
-}
-
-/* Replace the value of KEY=... lines in rendered .env text by the kept
- * operator values, and append operator-only keys. */
-static char *merge_env(const char *rendered, const struct env_file *old, char *const *edited,
-		       const struct env_file *renv)
-{
-	_cleanup_buf_ struct buf b;
-	buf_init(&b, 0);
-	const char *p = rendered;
-	while (*p) {
-		const char *nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
-		const char *eq = memchr(p, '=', n);
-		bool replaced = false;
-		if (eq && *p != '#') {
-			_cleanup_free_ char *key = xasprintf("%.*s", (int)(eq - p), p);
-			if (strv_has(edited, key)) {
-				buf_printf(&b, "%s=%s\n", key, env_get(old, key));
-				replaced = true;
-			}
-		}
-		if (!replaced)
-			buf_add(&b, p, n);
-		p += n;
-	}
-	bool header = false;
-	for (size_t i = 0; i < old->n; i++) {
-		const char *key = old->e[i].key;
-		if (!strv_has(edited, key) || env_get(renv, key))
-			continue;
-		if (env_entry_get(old, key) != &old->e[i])
-			continue; /* only the last assignment */
-		if (!header) {
-			buf_adds(&b, "\n# operator keys (kept by lobes init)\n");
-			header = true;
-		}
-		buf_printf(&b, "%s=%s\n", key, old->e[i].value);
-	}
-	return buf_take(&b);
 }
 
 /* The .env text with secret values masked, for diffs. */
@@ -251,14 +165,18 @@ int init_prepare(struct init_result *r, const struct init_opts *o, struct err **
 			return -1;
 	}
 	/* What is there now. */
-	_cleanup_free_ char *old_env_text = r->dir_exists ? read_opt(o->dir, ".env", err) : NULL;
+	if (r->dir_exists && refuse_links(o->dir, managed_files, err) < 0)
+		return -1;
+	size_t old_env_len = 0;
+	_cleanup_free_ char *old_env_text =
+		r->dir_exists ? read_opt(o->dir, ".env", &old_env_len, err) : NULL;
 	if (r->dir_exists && !old_env_text && err && *err)
 		return -1;
-	_cleanup_free_ char *state_text = r->dir_exists ? read_opt(o->dir, STATE_FILE, err) : NULL;
+	_cleanup_free_ char *state_text = r->dir_exists ? read_opt(o->dir, STATE_FILE, NULL, err) : NULL;
 	if (r->dir_exists && !state_text && err && *err)
 		return -1;
 	struct env_file old = { 0 };
-	if (old_env_text && env_parse(old_env_text, ".env", &old, err) < 0)
+	if (old_env_text && env_parse_len(old_env_text, old_env_len, ".env", &old, err) < 0)
 		return err_wrap(err, "deploy dir '%s'", o->dir);
 	r->keep_backups = keep_backups(o, &old, err);
 	if (r->keep_backups < 0) {
@@ -310,6 +228,15 @@ int init_prepare(struct init_result *r, const struct init_opts *o, struct err **
 	}
 	if (!state)
 		last = now;
+	/* --reset names a key of .env or of the render; anything else is a typo
+	 * that would otherwise be ignored without a word. */
+	for (char *const *k = o->reset; k && *k; k++)
+		if (!env_get(&old, *k) && !json_object_get(now, *k)) {
+			fleet_template_free(&t);
+			env_file_free(&old);
+			return err_set(err, EXIT_USAGE, "--reset '%s': no such key in %s/.env or in the "
+					 "render; expected a key of .env (e.g. CORTEX_MAX_MODEL_LEN)", *k, o->dir);
+		}
 	/* Operator edits: keys whose value differs from what lobes last wrote. */
 	char **edited = NULL;
 	struct override *ov = NULL;
@@ -378,10 +305,10 @@ int init_prepare(struct init_result *r, const struct init_opts *o, struct err **
 		fc->name = xstrdup(ro.files[i].name);
 		fc->mode = ro.files[i].mode;
 		fc->new = strcmp(fc->name, ".env") == 0
-				  ? merge_env(ro.files[i].data, &old, edited, &renv)
+				  ? env_merge(ro.files[i].data, &old, edited, &renv)
 				  : xstrdup(ro.files[i].data);
 		fc->old = strcmp(fc->name, ".env") == 0 && old_env_text ? xstrdup(old_env_text)
-			  : r->dir_exists ? read_opt(o->dir, fc->name, err) : NULL;
+			  : r->dir_exists ? read_opt(o->dir, fc->name, NULL, err) : NULL;
 		if (!fc->old && err && *err) {
 			env_file_free(&renv);
 			render_out_free(&ro);

@@ -22,8 +22,10 @@
 #include "../plan/session.h"
 #include "render.h"
 
+/* .env (env.c): compose's dotenv rules; every entry keeps its source line. */
 struct env_entry {
-	char *key, *value;
+	char *key, *value; /* value: as compose reads it (quotes and escapes resolved) */
+	char *raw;         /* the whole source line, as written (no newline) */
 	int line;
 };
 
@@ -32,11 +34,27 @@ struct env_file {
 	size_t n;
 };
 
-/* Parse KEY=VALUE lines (comments and blank lines skipped). A line that is
- * not KEY=VALUE is an error "NAME:LINE:COL: ...; expected KEY=VALUE". */
+#define ENV_FILE_CAP ((size_t)16 << 20)
+
+/* Parse len bytes of KEY=VALUE lines (comments and blank lines skipped).
+ * Errors "NAME:LINE:COL: ...; expected ..." (EXIT_CONFIG): a line that is
+ * not KEY=VALUE, a NUL byte, a UTF-16/32 file, an unclosed quote, text
+ * after a closing quote. */
+int env_parse_len(const char *text, size_t len, const char *name, struct env_file *out,
+		  struct err **err);
+/* env_parse_len up to the first NUL of text. */
 int env_parse(const char *text, const char *name, struct env_file *out, struct err **err);
+/* Read (fs_read: regular files only, ENV_FILE_CAP) and parse path. */
+int env_read(const char *path, struct env_file *out, struct err **err);
+/* The value of the last assignment of key, or NULL. */
 const char *env_get(const struct env_file *f, const char *key);
+const struct env_entry *env_entry_get(const struct env_file *f, const char *key);
 void env_file_free(struct env_file *f);
+/* The rendered .env text with the edited keys' lines replaced by the
+ * operator's lines from old, byte for byte, and the edited keys the render
+ * does not have appended; caller frees. */
+char *env_merge(const char *rendered, const struct env_file *old, char *const *edited,
+		const struct env_file *renv);
 
 struct kept_value {
 	char *key, *yours, *lobes; /* lobes: what the render alone would write (NULL: no such key) */

@@ -110,13 +110,8 @@ int compose_open(struct compose *c, const char *dir, struct err **err)
 	_cleanup_free_ char *path = xasprintf("%s/.env", dir);
 	if (!fs_exists(path))
 		return 0;
-	_cleanup_free_ char *text = fs_read(path, 1 << 20, NULL, err);
-	if (!text) {
-		compose_free(c);
-		return -1;
-	}
 	struct env_file env;
-	if (env_parse(text, path, &env, err) < 0) {
+	if (env_read(path, &env, err) < 0) {
 		compose_free(c);
 		return -1;
 	}

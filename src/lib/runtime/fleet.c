@@ -22,11 +22,8 @@ int fleet_load(struct fleet *f, const char *dir, struct err **err)
 	if (!fs_exists(p))
 		return err_set(err, EXIT_CONFIG, "no deployment in '%s': run `lobes init --apply` first",
 			       dir);
-	_cleanup_free_ char *text = fs_read(p, 1 << 20, NULL, err);
-	if (!text)
-		return -1;
 	struct env_file env;
-	if (env_parse(text, p, &env, err) < 0)
+	if (env_read(p, &env, err) < 0)
 		return -1;
 	f->dir = xstrdup(dir);
 	const char *v;

@@ -52,26 +52,67 @@ static char *read_fd(int fd, const char *path, size_t cap, size_t *len, struct e
 	return buf_take(&b);
 }
 
+static const char *file_kind(mode_t m)
+{
+	return S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device"
+	       : S_ISSOCK(m) ? "a socket" : S_ISDIR(m) ? "a directory" : "not a regular file";
+}
+
+/* Open path for reading without blocking on a FIFO or a device (O_NONBLOCK,
+ * cleared again once fstat says it is a regular file): only regular files
+ * are read. A file larger than cap (when its size is known) is refused
+ * before it is read. -1 with errno set when open fails; -2 with *err set
+ * when the file is not one to read. */
+static int open_regular(const char *path, size_t cap, struct err **err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		err_errno(err, EXIT_CONFIG, errno, "stat '%s'", path);
+		close(fd);
+		return -2;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err_set(err, EXIT_CONFIG, "'%s' is %s; expected a regular file", path, file_kind(st.st_mode));
+		close(fd);
+		return -2;
+	}
+	if (cap && (uint64_t)st.st_size > cap) {
+		err_set(err, EXIT_CONFIG, "'%s' is %lld bytes; expected at most %zu", path,
+			(long long)st.st_size, cap);
+		close(fd);
+		return -2;
+	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	return fd;
+}
+
 char *fs_read(const char *path, size_t cap, size_t *len, struct err **err)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	_cleanup_close_ int fd = open_regular(path, cap ? cap : BUF_DEFAULT_CAP, err);
+	if (fd == -1)
 		err_errno(err, EXIT_CONFIG, errno, "open '%s'", path);
+	if (fd < 0)
 		return NULL;
-	}
 	return read_fd(fd, path, cap, len, err);
 }
 
 char *fs_read_sys(const char *path, size_t cap, struct err **err)
 {
 	_cleanup_free_ char *p = sysroot_path(path);
-	_cleanup_close_ int fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	/* no size check: /proc and /sys files report 0 */
+	_cleanup_close_ int fd = open_regular(p, 0, err);
+	if (fd == -1) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			return NULL;
 		err_errno(err, EXIT_CONFIG, errno, "open '%s'", p);
-		return NULL;
 	}
+	if (fd < 0)
+		return NULL;
 	return read_fd(fd, p, cap ? cap : (1 << 20), NULL, err);
 }
 

@@ -29,7 +29,10 @@ char *sysroot_path(const char *path);
 
 /* Read a whole file (at most cap bytes; 0 = 64 MiB). Returns a NUL-terminated
  * string the caller frees, or NULL with *err set (code EXIT_CONFIG). When
- * len is non-NULL it receives the byte count. */
+ * len is non-NULL it receives the byte count. Only regular files are read:
+ * a FIFO, device, socket or directory is refused at once (it is opened
+ * O_NONBLOCK, so a FIFO without a writer cannot block), and so is a file
+ * whose size is over cap, before any byte is read. */
 char *fs_read(const char *path, size_t cap, size_t *len, struct err **err);
 /* As fs_read but the path is taken under the sysroot; a missing file is not
  * an error: returns NULL and leaves *err NULL. */

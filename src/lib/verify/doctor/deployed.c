@@ -16,6 +16,7 @@
 #include "../../util/buf.h"
 #include "../../util/cleanup.h"
 #include "../../util/fs.h"
+#include "../../util/interp.h"
 #include "../../util/strv.h"
 #include "../../util/yaml_guard.h"
 #include "doctor_int.h"
@@ -39,72 +40,30 @@ void deployed_free(struct deployed *d)
 		free(d->uses[i].where);
 	}
 	free(d->uses);
+	free(d->interp_err);
 	memset(d, 0, sizeof(*d));
 }
 
-/* Compose-style interpolation of s with the .env values (never the process
- * environment: doctor checks the deploy dir). Unknown forms are kept. */
-static char *interp(const char *s, const struct env_file *env)
+static const char *env_lookup(const char *name, void *ctx)
 {
-	_cleanup_buf_ struct buf b;
-	buf_init(&b, 0);
-	for (const char *p = s; *p;) {
-		if (p[0] != '$') {
-			buf_add(&b, p++, 1);
-			continue;
-		}
-		if (p[1] == '$') {
-			buf_adds(&b, "$");
-			p += 2;
-			continue;
-		}
-		if (p[1] == '{') {
-			/* find the matching '}' */
-			int depth = 0;
-			const char *q = p + 1;
-			for (; *q; q++) {
-				if (*q == '{')
-					depth++;
-				else if (*q == '}' && --depth == 0)
-					break;
-			}
-			if (!*q) {
-				buf_adds(&b, p);
-				break;
-			}
-			_cleanup_free_ char *in = xasprintf("%.*s", (int)(q - p - 2), p + 2);
-			size_t nl = strspn(in, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
-			_cleanup_free_ char *name = xasprintf("%.*s", (int)nl, in);
-			const char *op = in + nl;
-			const char *v = env_get(env, name);
-			if (str_starts_with(op, ":-") || str_starts_with(op, "-")) {
-				bool colon = op[0] == ':';
-				const char *def = op + (colon ? 2 : 1);
-				if (!v || (colon && !*v)) {
-					_cleanup_free_ char *dv = interp(def, env);
-					buf_adds(&b, dv);
-				} else {
-					buf_adds(&b, v);
-				}
-			} else {
-				buf_adds(&b, v ? v : ""); /* ${X}, ${X:?msg}, ${X?msg} */
-			}
-			p = q + 1;
-			continue;
-		}
-		size_t nl = 0;
-		while (isalnum((unsigned char)p[1 + nl]) || p[1 + nl] == '_')
-			nl++;
-		if (!nl) {
-			buf_add(&b, p++, 1);
-			continue;
-		}
-		_cleanup_free_ char *name = xasprintf("%.*s", (int)nl, p + 1);
-		const char *v = env_get(env, name);
-		buf_adds(&b, v ? v : "");
-		p += 1 + nl;
-	}
-	return buf_take(&b);
+	return env_get(ctx, name);
+}
+
+/* Compose-style interpolation of s with the .env values (never the process
+ * environment: doctor checks the deploy dir). A value nested past the
+ * bound is kept as written and the first such problem is kept in
+ * d->interp_err for deployed_read to report. */
+static char *interp(const char *s, struct deployed *d)
+{
+	char *why = NULL;
+	char *v = interp_compose(s, env_lookup, &d->env, &why);
+	if (v)
+		return v;
+	if (!d->interp_err)
+		d->interp_err = why;
+	else
+		free(why);
+	return xstrdup(s);
 }
 
 static void diag_discard(struct fy_diag *d, void *user, const char *buf, size_t len)
@@ -277,7 +236,7 @@ static void env_uses_of(struct deployed *d, const char *file, const char *svc, s
 		while ((p = fy_node_mapping_iterate(en, &it))) {
 			_cleanup_free_ char *k = scalar(fy_node_pair_key(p));
 			_cleanup_free_ char *v = scalar(fy_node_pair_value(p));
-			_cleanup_free_ char *iv = v ? interp(v, &d->env) : NULL;
+			_cleanup_free_ char *iv = v ? interp(v, d) : NULL;
 			if (k && str_starts_with(k, "VLLM_"))
 				use_add(d, k, iv, where);
 		}
@@ -291,7 +250,7 @@ static void env_uses_of(struct deployed *d, const char *file, const char *svc, s
 			char *eq = strchr(s, '=');
 			if (eq)
 				*eq = '\0';
-			_cleanup_free_ char *iv = eq ? interp(eq + 1, &d->env) : NULL;
+			_cleanup_free_ char *iv = eq ? interp(eq + 1, d) : NULL;
 			use_add(d, s, iv, where);
 		}
 	}
@@ -307,8 +266,7 @@ void deployed_read(struct deployed *d, const char *dir, struct doctor_report *r)
 		struct check *c = doc_add(r, "deploy-dir", SEV_ERROR, "'%s' has no .env", dir);
 		c->remedy = xstrdup("run `lobes init --apply` to render it");
 	} else {
-		_cleanup_free_ char *text = fs_read(envp, 16 << 20, NULL, &e);
-		if (!text || env_parse(text, envp, &d->env, &e) < 0) {
+		if (env_read(envp, &d->env, &e) < 0) {
 			struct check *c = doc_add(r, "deploy-dir", SEV_ERROR, "%s", e ? e->msg : "cannot read .env");
 			c->remedy = xstrdup("fix the line, or move .env aside and run `lobes init --apply`");
 			err_free(e);
@@ -328,6 +286,7 @@ void deployed_read(struct deployed *d, const char *dir, struct doctor_report *r)
 	for (char *t = strtok_r(list, ":", &save); t; t = strtok_r(NULL, ":", &save))
 		strv_push(&d->files, t);
 	d->compose_ok = true;
+	bool interp_reported = false;
 	for (char **f = d->files; f && *f; f++) {
 		_cleanup_free_ char *p = **f == '/' ? xstrdup(*f) : xasprintf("%s/%s", dir, *f);
 		if (!fs_exists(p)) {
@@ -377,7 +336,7 @@ void deployed_read(struct deployed *d, const char *dir, struct doctor_report *r)
 			args_add(&raw, cmd);
 			_cleanup_strv_ char **args = NULL;
 			for (char **a = raw; a && *a; a++) {
-				_cleanup_free_ char *x = interp(*a, &d->env);
+				_cleanup_free_ char *x = interp(*a, d);
 				strv_push(&args, x);
 			}
 			struct deployed_role *dr = &d->roles[role];
@@ -391,6 +350,13 @@ void deployed_read(struct deployed *d, const char *dir, struct doctor_report *r)
 			knobs_from_args(dr, args);
 		}
 		fy_document_destroy(doc);
+		if (d->interp_err && !interp_reported) {
+			struct check *c = doc_add(r, "deploy-dir", SEV_ERROR, "%s/%s: %s", dir, *f,
+						  d->interp_err);
+			c->remedy = xstrdup("flatten the nested defaults, or run `lobes init --apply` to "
+					    "render the file again");
+			interp_reported = true;
+		}
 	}
 	/* A role the .env marks infeasible is not started by lobes serve. */
 	for (int i = 0; i < ROLE__COUNT; i++) {

@@ -51,6 +51,7 @@ struct deployed {
 	struct env_use *uses;
 	size_t n_uses;
 	bool compose_ok;             /* every compose file parsed */
+	char *interp_err;            /* the first ${...} that could not be interpolated */
 };
 
 /* Read .env and the compose files of dir into d; parse problems become
