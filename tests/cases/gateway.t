@@ -242,6 +242,79 @@ like "$(cat "$GW_OUT")" 'stopped \(1 in-flight request cancelled' "cancelling th
 wait "$held"
 GW_PIDS=""
 
+# --- streams: relayed as they come, cancelled with the client, cut on a stall --
+STANDIN_TOKEN_MS=200 standin_start slow "$CORTEX_ID" --served-model-name cortex --gpu-memory-utilization 0.1
+P_SLOW=$STANDIN_PORT
+STANDIN_TOKEN_MS=4000 standin_start stall "$CORTEX_ID" --served-model-name hand --gpu-memory-utilization 0.1
+P_STALL=$STANDIN_PORT
+rm -f "$D/gateway.key"
+unset GW_KEY
+write_env "CORTEX_PORT=$P_SLOW
+HAND_PORT=$P_STALL
+LOBES_GATEWAY_READ_TIMEOUT=1
+LOBES_GATEWAY_DRAIN_TIMEOUT=60"
+gw_start "$D"
+ok $? "the gateway starts in front of streaming engines"
+LONG=$(printf 'word%.0s ' $(seq 30))
+SREQ="{\"model\":\"cortex\",\"stream\":true,\"max_tokens\":64,\"messages\":[{\"role\":\"user\",\"content\":\"$LONG\"}]}"
+# each frame is stamped on arrival: a buffering relay would deliver them together
+curl -sN --max-time 60 -d "$SREQ" "http://127.0.0.1:$GW_PORT/v1/chat/completions" |
+	while IFS= read -r l; do [ -n "$l" ] && echo "$(date +%s%N) $l"; done >"$TMP/frames"
+n=$(grep -c ' data: {' "$TMP/frames")
+first=$(head -1 "$TMP/frames" | cut -d' ' -f1)
+last=$(grep ' data: {' "$TMP/frames" | tail -1 | cut -d' ' -f1)
+ok $([ "$n" -ge 10 ]; echo $?) "a stream with $n frames came through"
+ok $([ $(( (last - first) / 1000000 )) -ge 1500 ]; echo $?) \
+	"its frames arrived spread over $(( (last - first) / 1000000 )) ms, as the engine spaced them (not buffered)"
+like "$(tail -1 "$TMP/frames")" 'data: \[DONE\]' "and it ended with [DONE]"
+
+# a client that goes away mid-stream cancels the engine's request
+curl -sN --max-time 60 -d "$SREQ" "http://127.0.0.1:$GW_PORT/v1/chat/completions" >"$TMP/cut" 2>/dev/null &
+cpid=$!
+two_frames() { [ "$(grep -c '^data: {' "$TMP/cut")" -ge 2 ]; }
+gw_wait_for two_frames
+ok $? "a second stream is flowing"
+aborted() { grep -q 'Aborted request' "$TMP/slow.log"; }
+aborted
+ok $([ $? = 1 ]; echo $?) "no abort logged before the client goes"
+kill "$cpid"
+t_kill=$(date +%s)
+wait "$cpid" 2>/dev/null
+gw_wait_for aborted
+ok $? "the client's disconnect shows as an aborted request in the engine's log"
+# the stand-in stamps lines to the second: the abort is in the second of the
+# kill or the next one (the delay itself is measured by make bench-gateway)
+ts=$(grep 'Aborted request' "$TMP/slow.log" | head -1 | awk '{print $3}')
+t_abort=$(date -d "$(date +%F) $ts" +%s)
+ok $([ $((t_abort - t_kill)) -le 1 ]; echo $?) "logged within a second of the disconnect ($((t_abort - t_kill)) s by the log's clock)"
+gw_wait_for grep -q '"outcome":"client_closed"' "$GW_ERR"
+ok $? "the access line says the client closed"
+
+# an engine silent past the read timeout mid-stream: the stream ends with an error event
+SSTALL="{\"model\":\"hand\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"$LONG\"}]}"
+out=$(curl -sN --max-time 30 -d "$SSTALL" "http://127.0.0.1:$GW_PORT/v1/chat/completions")
+like "$out" '^data: \{"id"' "a stalled stream starts with the engine's first frame"
+like "$(printf '%s' "$out" | grep '^data:' | tail -1)" '^data: \{"error":\{"message":"the engine sent nothing for the read timeout","type":"backend_unavailable","code":"upstream_timeout"' \
+	"and ends with an error event after the read timeout"
+gw_wait_for grep -q 'Aborted request' "$TMP/stall.log"
+ok $? "and the stalled engine's request is cancelled"
+
+# SIGTERM lets an in-flight stream finish (drain bound 60 s) and refuses new connections
+curl -sN --max-time 60 -d "$SREQ" "http://127.0.0.1:$GW_PORT/v1/chat/completions" >"$TMP/drain" 2>/dev/null &
+cpid=$!
+drain_flowing() { [ "$(grep -c '^data: {' "$TMP/drain")" -ge 2 ]; }
+gw_wait_for drain_flowing
+kill -TERM "$GW_PID"
+gw_wait_for grep -q '"event":"draining"' "$GW_ERR"
+curl -s --max-time 5 "http://127.0.0.1:$GW_PORT/health" >/dev/null 2>&1
+ok $([ $? != 0 ]; echo $?) "after SIGTERM no new connection is accepted"
+wait "$cpid"
+like "$(tail -c 200 "$TMP/drain")" 'data: \[DONE\]' "the in-flight stream finished during the drain"
+gw_wait_exit "$GW_PID"
+is "$GW_RC" 0 "then the gateway exited 0"
+like "$(cat "$GW_OUT")" 'stopped \(0 in-flight requests cancelled' "with nothing cut"
+GW_PIDS=""
+
 # --- pressure: alias requests shed under swap pressure --------------------------
 mkdir -p "$TMP/root/proc"
 printf 'MemTotal: 1000 kB\nSwapTotal: 1000 kB\nSwapFree: 100 kB\n' >"$TMP/root/proc/meminfo"
