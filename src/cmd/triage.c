@@ -76,7 +76,7 @@ static json_t *strv_json(char **v)
 }
 
 /* One match as JSON; count 0 leaves "count" out. */
-static json_t *match_json(const struct triage_match *m, uint64_t count)
+static json_t *match_json(const struct triage *t, const struct triage_match *m, uint64_t count)
 {
 	const struct signature *s = m->sig;
 	json_t *caps = json_object();
@@ -89,6 +89,9 @@ static json_t *match_json(const struct triage_match *m, uint64_t count)
 			      "text", m->text, "truncated", m->truncated, "captures", caps);
 	if (count)
 		json_object_set_new(o, "count", json_integer((json_int_t)count));
+	int fit = triage_version_fit(t, s);
+	json_object_set_new(o, "version_fit", fit < 0 ? json_null() : json_boolean(fit));
+	json_object_set_new(o, "cause_id", json_string(sig_cause_id(s)));
 	return o;
 }
 
@@ -123,7 +126,7 @@ static json_t *source_json(const struct source *src, const struct sigset *set,
 	if (all) {
 		const struct triage_match *ms = triage_matches(t, &n);
 		for (size_t i = 0; i < n; i++)
-			json_array_append_new(matches, match_json(&ms[i], 0));
+			json_array_append_new(matches, match_json(t, &ms[i], 0));
 	} else {
 		const struct triage_match **firsts = xcalloc(set->n + 1, sizeof(*firsts));
 		for (size_t i = 0; i < set->n; i++)
@@ -132,7 +135,7 @@ static json_t *source_json(const struct source *src, const struct sigset *set,
 		qsort(firsts, n, sizeof(*firsts), cmp_line);
 		for (size_t i = 0; i < n; i++)
 			json_array_append_new(matches,
-					      match_json(firsts[i], triage_count(t, firsts[i]->sig_index)));
+					      match_json(t, firsts[i], triage_count(t, firsts[i]->sig_index)));
 		free(firsts);
 	}
 	uint64_t by_sev[3] = { 0 };
@@ -333,7 +336,7 @@ static void live_cb(const struct triage_match *m, void *opaque)
 	/* default mode prints a signature's first occurrence only */
 	if (!l->all && triage_count(l->t, m->sig_index) > 1)
 		return;
-	json_t *j = match_json(m, 0);
+	json_t *j = match_json(l->t, m, 0);
 	print_match(l->ctx, l->label, j);
 	json_decref(j);
 	fflush(stdout);

@@ -147,6 +147,9 @@ static size_t iso_prefix(const char *p, size_t len)
 	if (i < len && !is_space(p[i]) && p[i] != '|')
 		return 0;
 	i = skip_spaces(p, len, i);
+	/* loguru and friends: `2025-04-29 22:18:08.494 | INFO ...` */
+	if (i + 1 < len && p[i] == '|' && p[i + 1] == ' ')
+		i += 2;
 	/* CRI: `stdout F ` / `stderr P ` */
 	if (i + 9 <= len && (!memcmp(p + i, "stdout ", 7) || !memcmp(p + i, "stderr ", 7)) &&
 	    (p[i + 7] == 'F' || p[i + 7] == 'P') && p[i + 8] == ' ')

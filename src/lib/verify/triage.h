@@ -110,6 +110,9 @@ void triage_flush(struct triage *t);
 bool triage_set_version(struct triage *t, const char *v);
 /* The version in use ("" when unknown) into buf of size n. */
 void triage_version(const struct triage *t, char *buf, size_t n);
+/* Whether the log's version prints s's wording: 1 yes, 0 no, -1 unknown
+ * (no version known, or s names no versions). */
+int triage_version_fit(const struct triage *t, const struct signature *s);
 
 /* Lines seen so far (a partial last line counts once finished). */
 uint64_t triage_lines(const struct triage *t);

@@ -44,6 +44,12 @@ int version_score(const struct triage *t, const struct signature *s)
 	return 0;
 }
 
+int triage_version_fit(const struct triage *t, const struct signature *s)
+{
+	int v = version_score(t, s);
+	return v == 1 ? -1 : v == 2;
+}
+
 static bool ancestor(const struct triage *t, size_t a, size_t b)
 {
 	for (long p = t->parent[b]; p >= 0; p = t->parent[p])
