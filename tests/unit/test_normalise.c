@@ -265,8 +265,9 @@ static void test_rule_traceback_root(void **state)
 	triage_free(t);
 	/* a traceback split over many feeds and slices finds the same root */
 	t = triage_new(&shipped, 0);
-	for (size_t i = 0; log[i]; i += 7)
-		triage_feed(t, log + i, strlen(log + i) < 7 ? strlen(log + i) : 7);
+	size_t len = strlen(log);
+	for (size_t i = 0; i < len; i += 7)
+		triage_feed(t, log + i, len - i < 7 ? len - i : 7);
 	triage_finish(t);
 	assert_int_equal(triage_roots(t, r, 4), 1);
 	assert_int_equal(r[0].line_no, 6);
