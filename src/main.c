@@ -94,7 +94,7 @@ static const struct command commands[] = {
 	  "  --ready-wait S      bound on the final wait for /health (default 1800)\n"
 	  "  --poll-ms N         how often to look (default 500)\n"
 	  "  --mode M            one-at-a-time or together (default: LOBES_BRINGUP of .env)\n" },
-	{ "status", cmd_status, "lobes status [--json]",
+	{ "status", cmd_status, "lobes status [--fleet] [--json]",
 	  "show each role's container state, health, port, model and uptime",
 	  "Read-only, no detection. Reads the deploy dir's .env (profile, roles,\n"
 	  "<ROLE>_FEASIBLE, _PORT, _MODEL) and asks the Docker Engine (DOCKER_HOST\n"
@@ -106,7 +106,12 @@ static const struct command commands[] = {
 	  "has none) is asked GET http://127.0.0.1:PORT/health directly (2 s bound).\n"
 	  "Exit 0 when every feasible role is running and healthy, 1 when some is not,\n"
 	  "3 when the deploy dir has no .env (run `lobes init --apply`), 4 when the\n"
-	  "Docker Engine cannot be reached.\n" },
+	  "Docker Engine cannot be reached.\n"
+	  "  --fleet       every box at once: this box's gateway and each peer of\n"
+	  "                peers.yaml are asked for /capabilities; one table, role x box:\n"
+	  "                ready / not ready / proxied>BOX / refer>BOX / infeasible, with\n"
+	  "                each box's profile and detected card (exit 1 when a box does\n"
+	  "                not answer)\n" },
 	{ "probe", cmd_probe, "lobes probe [--timeout SECS] [--json] [ROLE...]",
 	  "ask each running role a question with a known answer (all at once)",
 	  "Read-only. Probes every feasible role of the deploy dir's .env (or the ROLEs\n"

@@ -18,6 +18,7 @@
 #include <sys/resource.h>
 
 #include "../lib/gateway/gateway.h"
+#include "../lib/gateway/peers.h"
 #include "../lib/util/cleanup.h"
 #include "cmd.h"
 
@@ -37,6 +38,28 @@ static void log_event(const char *event, const char *msg)
 	json_decref(o);
 }
 
+/* peers.yaml: names, origins, key file paths (never the keys), role modes */
+static json_t *peers_summary(const struct gw_config *c)
+{
+	if (!c->peers)
+		return json_null();
+	json_t *peers = json_array(), *roles = json_object();
+	for (size_t i = 0; i < c->peers->n; i++) {
+		const struct gw_peer *p = &c->peers->v[i];
+		json_array_append_new(peers, json_pack("{s:s, s:s, s:s?}", "name", p->name, "origin",
+						       p->origin, "key_file", p->key_file));
+	}
+	for (int r = 0; r < ROLE__COUNT; r++) {
+		enum gw_peer_mode m = c->peers->role[r].mode;
+		if (m != GW_PEER_NONE)
+			json_object_set_new(roles, role_name((enum role_id)r),
+					    json_pack("{s:s, s:s}", "mode", m == GW_PEER_PROXY ? "proxy" : "refer",
+						      "peer", c->peers->v[c->peers->role[r].peer].name));
+	}
+	return json_pack("{s:s, s:s, s:o, s:o}", "box", gw_box_name(c), "file", c->peers->path,
+			 "peers", peers, "roles", roles);
+}
+
 static json_t *summary(const struct gw_config *c, int port)
 {
 	json_t *roles = json_array();
@@ -48,13 +71,15 @@ static json_t *summary(const struct gw_config *c, int port)
 		json_object_set_new(aliases, c->aliases[i].name,
 				    json_string(role_name(c->aliases[i].role)));
 	/* the key itself is never printed: only where it comes from */
-	return json_pack("{s:s, s:i, s:b, s:s?, s:o, s:o, s:I, s:i, s:i, s:i, s:f, s:f, s:b}",
+	json_t *o = json_pack("{s:s, s:i, s:b, s:s?, s:o, s:o, s:I, s:i, s:i, s:i, s:f, s:f, s:b}",
 			 "bind", c->bind, "port", port, "auth", c->key != NULL,
 			 "key_source", c->key_source, "roles", roles, "aliases", aliases, "max_body",
 			 (json_int_t)c->max_body, "read_timeout_s", c->read_timeout_s,
 			 "drain_timeout_s", c->drain_timeout_s, "max_connections", c->max_connections,
 			 "swap_max", c->swap_max, "iowait_max", c->iowait_max, "iowait_off_by_card",
 			 c->iowait_off_by_card);
+	json_object_set_new(o, "peers", peers_summary(c));
+	return o;
 }
 
 CMD(gateway)

@@ -33,6 +33,8 @@
 
 #define HEALTH_TIMEOUT_MS 2000
 
+int status_fleet(struct ctx *ctx); /* fleet.c */
+
 /* "45s", "12m03s", "2h03m", "3d04h". */
 static void fmt_uptime(long long s, char *out, size_t n)
 {
@@ -207,12 +209,19 @@ static void print_text(const struct ctx *ctx, const json_t *res)
 
 CMD(status)
 {
-	static const struct option opts[] = { { NULL, 0, NULL, 0 } };
+	static const struct option opts[] = { { "fleet", no_argument, NULL, 'f' },
+					      { NULL, 0, NULL, 0 } };
 	int c;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1)
-		return cmd_usage_error(ctx, "unknown option");
+	bool fleet = false;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c != 'f')
+			return cmd_usage_error(ctx, "unknown option");
+		fleet = true;
+	}
 	if (optind < argc)
 		return cmd_usage_error(ctx, "unexpected argument '%s'", argv[optind]);
+	if (fleet) /* every box in peers.yaml: src/cmd/fleet.c */
+		return status_fleet(ctx);
 
 	struct err *e = NULL;
 	_cleanup_free_ char *path = xasprintf("%s/.env", ctx->dir);

@@ -28,6 +28,7 @@
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "gateway.h"
+#include "peers.h"
 
 static void role_free(struct gw_role *r)
 {
@@ -65,6 +66,7 @@ void gw_config_unref(struct gw_config *c)
 		free(c->aliases[i].source);
 	}
 	free(c->aliases);
+	gw_peers_free(c->peers);
 	free(c);
 }
 
@@ -442,6 +444,8 @@ struct gw_config *gw_config_load(const char *dir, const struct gw_overrides *o, 
 		if (!t || gw_aliases_parse(c, t, len, gy, err) < 0)
 			return NULL;
 	}
+	if (gw_peers_load(c, err) < 0) /* peers.yaml: after the roles it checks */
+		return NULL;
 	if (o && o->bind) {
 		free(c->bind);
 		c->bind = xstrdup(o->bind);

@@ -72,6 +72,7 @@ struct gw_config {
 	struct gw_role roles[ROLE__COUNT];
 	struct gw_alias *aliases;
 	size_t n_aliases;
+	struct gw_peers *peers; /* <dir>/peers.yaml (peers.h); NULL when absent */
 };
 
 /* What the command line may override (NULL / 0: from the deploy dir). */
@@ -117,6 +118,7 @@ struct gw_route {
 	int role;           /* enum role_id, -1 on error */
 	bool stream;        /* "stream": true */
 	bool via_alias;     /* the model was an alias (pressure sheds these) */
+	bool proxied;       /* the role is proxied to a peer (peers.h) */
 	char *body;         /* rewritten body (owned), NULL: relay the original */
 	size_t body_len;
 	/* error (status != 0): an OpenAI-shaped body is built from these */

@@ -93,6 +93,7 @@ struct gateway {
 	unsigned long long seed;
 	bool draining;
 	struct upstream up;
+	struct peer_poll *pp; /* proxy.c: readiness of roles proxied to peers */
 };
 
 double gw_now_ms(void);

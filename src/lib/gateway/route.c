@@ -24,6 +24,7 @@
 
 #include "../util/cleanup.h"
 #include "gateway.h"
+#include "peers.h"
 
 static const struct {
 	const char *path;
@@ -318,7 +319,9 @@ int gw_route_request(const struct gw_config *c, enum gw_endpoint ep, const char 
 		goto out;
 	}
 	const struct gw_role *gr = &c->roles[role];
-	if (!gr->feasible) {
+	if (!gr->feasible && gw_role_proxy_peer(c, role)) {
+		out->proxied = true; /* peers.yaml: relayed to the peer's gateway */
+	} else if (!gr->feasible) {
 		if (gr->hosted_by)
 			out->extra = json_pack("{s:s, s:s}", "role", role_name((enum role_id)role),
 					       "hosted_by", gr->hosted_by);

@@ -30,6 +30,7 @@
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "internal.h"
+#include "proxy.h"
 
 #define CONN_MEMORY (32 * 1024)
 #define LOW_WATER (64 * 1024)
@@ -207,14 +208,21 @@ static enum MHD_Result relay_respond(struct gateway *g, struct req *q, struct MH
 		_cleanup_free_ char *why = xstrdup(*r->errbuf ? r->errbuf : curl_easy_strerror(res));
 		pthread_mutex_unlock(&r->mu);
 		(void)g;
-		_cleanup_free_ char *m = xasprintf(
+		const struct gw_peer *peer = gw_role_proxy_peer(q->cfg, q->role);
+		_cleanup_free_ char *m = peer ? xasprintf(
+			"peer '%s' (%s), which serves role '%s' for this box, is unavailable: %s",
+			peer->name, peer->origin, role_name((enum role_id)q->role),
+			stalled ? "it sent nothing for the read timeout" : why) : xasprintf(
 			"the engine of role '%s' (127.0.0.1:%d) is unavailable: %s",
 			role_name((enum role_id)q->role), q->cfg->roles[q->role].port,
 			stalled ? "it sent nothing for the read timeout" : why);
-		json_t *extra = json_pack("{s:s}", "role", role_name((enum role_id)q->role));
+		json_t *extra = peer ? json_pack("{s:s, s:s, s:s}", "role", role_name((enum role_id)q->role),
+						 "peer", peer->name, "hosted_by", peer->origin)
+				     : json_pack("{s:s}", "role", role_name((enum role_id)q->role));
 		const char *h[] = { "Retry-After", RETRY_AFTER, NULL };
-		enum MHD_Result rc = queue_error(q, c, 503, "backend_unavailable", "backend_unavailable",
-						 m, extra, h);
+		enum MHD_Result rc = queue_error(q, c, 503, "backend_unavailable",
+						 peer ? "peer_unavailable" : "backend_unavailable", m,
+						 extra, h);
 		json_decref(extra);
 		return rc;
 	}
@@ -222,6 +230,20 @@ static enum MHD_Result relay_respond(struct gateway *g, struct req *q, struct MH
 	long status = r->status;
 	_cleanup_free_ char *ct = r->content_type ? xstrdup(r->content_type) : NULL;
 	pthread_mutex_unlock(&r->mu);
+	/* peers.yaml: a peer that rejects this box's key is not the caller's 401 */
+	const struct gw_peer *peer = gw_role_proxy_peer(q->cfg, q->role);
+	if (peer && (status == 401 || status == 403)) {
+		_cleanup_free_ char *m = xasprintf(
+			"peer '%s' (%s) rejected this box's key for it (HTTP %ld): the key in '%s' is not "
+			"the one that peer accepts",
+			peer->name, peer->origin, status, peer->key_file);
+		json_t *extra = json_pack("{s:s, s:s, s:s}", "role", role_name((enum role_id)q->role),
+					  "peer", peer->name, "hosted_by", peer->origin);
+		enum MHD_Result rc2 = queue_error(q, c, 502, "backend_unavailable", "peer_auth_failed",
+						  m, extra, NULL);
+		json_decref(extra);
+		return rc2;
+	}
 	struct MHD_Response *resp = MHD_create_response_from_callback(size, 16 * 1024, relay_read, q,
 								      NULL);
 	if (ct)
@@ -229,6 +251,8 @@ static enum MHD_Result relay_respond(struct gateway *g, struct req *q, struct MH
 	MHD_add_response_header(resp, "X-Request-Id", q->id);
 	if (ct && !strncmp(ct, "text/event-stream", 17))
 		MHD_add_response_header(resp, "Cache-Control", "no-cache");
+	if (peer && (status == 503 || status == 429))
+		MHD_add_response_header(resp, "Retry-After", RETRY_AFTER);
 	enum MHD_Result rc = MHD_queue_response(c, (unsigned)status, resp);
 	MHD_destroy_response(resp);
 	q->status = (int)status;
@@ -261,7 +285,10 @@ static enum MHD_Result start_relay(struct gateway *g, struct req *q, struct MHD_
 		r->body_len = q->body.len;
 		r->body = buf_take(&q->body);
 	}
-	r->url = xasprintf("http://127.0.0.1:%d%s", gr->port, q->path);
+	const struct gw_peer *peer = gw_role_proxy_peer(q->cfg, rt->role);
+	r->url = peer ? proxy_url(peer, q->path) : xasprintf("http://127.0.0.1:%d%s", gr->port, q->path);
+	if (peer)
+		r->hdrs = proxy_headers(r->hdrs, q->cfg, peer); /* never the caller's key */
 	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
 	_cleanup_free_ char *ha = xasprintf("Accept: %s", accept && *accept ? accept : "*/*");
 	_cleanup_free_ char *hid = xasprintf("X-Request-Id: %s", q->id);
@@ -306,6 +333,20 @@ static enum MHD_Result dispatch(struct gateway *g, struct req *q, struct MHD_Con
 	}
 	q->alias = rt.via_alias;
 	const char *role = role_name((enum role_id)rt.role);
+	const char *hop = MHD_lookup_connection_value(c, MHD_HEADER_KIND, GW_HOP_HEADER);
+	if (rt.proxied && hop) { /* peers.yaml: one proxy hop at most */
+		const struct gw_peer *p = gw_role_proxy_peer(q->cfg, rt.role);
+		_cleanup_free_ char *m = xasprintf(
+			"role '%s' came here through a proxy hop from box '%.64s' and would be proxied "
+			"again to peer '%s' (%s): the boxes proxy it to each other; fix peers.yaml",
+			role, hop, p->name, p->origin);
+		json_t *extra = json_pack("{s:s, s:s, s:s}", "role", role, "from", hop, "peer", p->name);
+		q->log_role = rt.role;
+		gw_route_free(&rt);
+		enum MHD_Result rc = queue_error(q, c, 508, "proxy_loop", "proxy_loop", m, extra, NULL);
+		json_decref(extra);
+		return rc;
+	}
 	if (rt.via_alias) {
 		const char *why = NULL;
 		double swap = __atomic_load_n(&g->swap_x100, __ATOMIC_RELAXED) / 100.0;
@@ -341,10 +382,16 @@ static enum MHD_Result local_answer(struct gateway *g, struct req *q, struct MHD
 	bool ready[ROLE__COUNT];
 	for (int i = 0; i < ROLE__COUNT; i++)
 		ready[i] = __atomic_load_n(&g->ready[i], __ATOMIC_RELAXED);
-	if (q->ep == GW_EP_MODELS)
-		return queue_json(q, c, 200, gw_models(q->cfg, ready), NULL);
-	if (q->ep == GW_EP_CAPABILITIES)
-		return queue_json(q, c, 200, gw_capabilities(q->cfg, ready), NULL);
+	if (q->ep == GW_EP_MODELS) {
+		json_t *m = gw_models(q->cfg, ready);
+		proxy_models_overlay(g, q->cfg, m); /* roles proxied to peers */
+		return queue_json(q, c, 200, m, NULL);
+	}
+	if (q->ep == GW_EP_CAPABILITIES) {
+		json_t *caps = gw_capabilities(q->cfg, ready);
+		proxy_caps_overlay(g, q->cfg, caps);
+		return queue_json(q, c, 200, caps, NULL);
+	}
 	int n = 0;
 	for (int i = 0; i < ROLE__COUNT; i++)
 		n += q->cfg->roles[i].feasible && ready[i];
@@ -513,6 +560,11 @@ struct gateway *gateway_start(struct gw_config *cfg, gw_log_fn log, void *log_ud
 	}
 	const union MHD_DaemonInfo *di = MHD_get_daemon_info(g->d, MHD_DAEMON_INFO_BIND_PORT);
 	g->port = di ? di->port : cfg->port;
+	if (proxy_poll_start(g, err) < 0) {
+		MHD_stop_daemon(g->d);
+		upstream_stop(g);
+		goto fail;
+	}
 	return g;
 fail:
 	gw_config_unref(g->cfg);
@@ -540,6 +592,7 @@ void gateway_reload(struct gateway *g, struct gw_config *cfg)
 	/* re-poll health at once: roles and ports may have changed */
 	g->up.next_health = 0;
 	curl_multi_wakeup(g->up.multi);
+	proxy_poll_wake(g);
 }
 
 int gateway_drain_and_stop(struct gateway *g)
@@ -562,6 +615,7 @@ int gateway_drain_and_stop(struct gateway *g)
 			usleep(20 * 1000);
 	}
 	MHD_stop_daemon(g->d);
+	proxy_poll_stop(g);
 	upstream_stop(g);
 	gw_config_unref(g->cfg);
 	pthread_mutex_destroy(&g->cfg_mu);

@@ -1,0 +1,387 @@
+/*
+ * peers.c — load and validate <deploy-dir>/peers.yaml (format in peers.h).
+ *
+ * Strict like the other knowledge files: the text passes yaml_guard, then
+ * libfyaml builds the tree; unknown keys, a peer without an origin, an
+ * origin that is not http(s)://host[:port], a role name that is not a role,
+ * a role naming an undeclared peer, both or neither of refer/proxy, and
+ * refer/proxy of a role this box serves are errors with file:line:column.
+ * A proxied role needs its peer's key file; the file must exist, have no
+ * group/other permission bits and hold one word. The key is kept in memory
+ * only (wiped on free) and never appears in a message.
+ */
+#include <curl/curl.h>
+#include <errno.h>
+#include <libfyaml.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+#include "../util/yaml_guard.h"
+#include "peers.h"
+
+void gw_peers_free(struct gw_peers *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->n; i++) {
+		free(p->v[i].name);
+		free(p->v[i].origin);
+		free(p->v[i].key_file);
+		if (p->v[i].key) {
+			explicit_bzero(p->v[i].key, strlen(p->v[i].key));
+			free(p->v[i].key);
+		}
+		free(p->v[i].source);
+	}
+	free(p->v);
+	for (int r = 0; r < ROLE__COUNT; r++)
+		free(p->role[r].source);
+	free(p->path);
+	free(p->box);
+	free(p);
+}
+
+static void peers_freep(struct gw_peers **p) { gw_peers_free(*p); }
+
+static void mark(struct fy_node *n, int *line, int *col)
+{
+	struct fy_token *t = n && fy_node_is_scalar(n) ? fy_node_get_scalar_token(n) : NULL;
+	const struct fy_mark *m = t ? fy_token_start_mark(t) : NULL;
+	if (!m && n && (fy_node_is_mapping(n) || fy_node_is_sequence(n))) {
+		/* a collection: where its first entry is written */
+		void *it = NULL;
+		struct fy_node *first = NULL;
+		if (fy_node_is_mapping(n)) {
+			struct fy_node_pair *p = fy_node_mapping_iterate(n, &it);
+			first = p ? fy_node_pair_key(p) : NULL;
+		} else {
+			first = fy_node_sequence_iterate(n, &it);
+		}
+		if (first) {
+			mark(first, line, col);
+			return;
+		}
+	}
+	*line = m ? m->line + 1 : 1;
+	*col = m ? m->column + 1 : 1;
+}
+
+static int perr(const char *name, struct fy_node *n, struct err **err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int perr(const char *name, struct fy_node *n, struct err **err, const char *fmt, ...)
+{
+	int line, col;
+	mark(n, &line, &col);
+	va_list ap;
+	va_start(ap, fmt);
+	_cleanup_free_ char *m = NULL;
+	if (vasprintf(&m, fmt, ap) < 0)
+		m = NULL;
+	va_end(ap);
+	return err_set(err, EXIT_CONFIG, "%s:%d:%d: %s", name, line, col, m ? m : "invalid");
+}
+
+static void diag_discard(struct fy_diag *d, void *u, const char *b, size_t l)
+{
+	(void)d, (void)u, (void)b, (void)l;
+}
+
+static struct fy_document *parse_doc(const char *text, size_t len, const char *name,
+				     struct err **err)
+{
+	if (yaml_guard(name, text, len, err) < 0)
+		return NULL;
+	struct fy_diag_cfg dc;
+	fy_diag_cfg_default(&dc);
+	dc.fp = NULL;
+	dc.output_fn = diag_discard;
+	dc.colorize = false;
+	struct fy_diag *diag = fy_diag_create(&dc);
+	if (!diag) {
+		err_set(err, EXIT_INTERNAL, "%s: cannot create a YAML diagnostic object", name);
+		return NULL;
+	}
+	fy_diag_set_collect_errors(diag, true);
+	struct fy_parse_cfg pc = { .flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG, .diag = diag };
+	struct fy_document *d = fy_document_build_from_string(&pc, text, len);
+	if (!d) {
+		void *it = NULL;
+		struct fy_diag_error *e = fy_diag_errors_iterate(diag, &it);
+		err_set(err, EXIT_CONFIG, "%s:%d:%d: invalid YAML: %s; expected a mapping", name,
+			e && e->line > 0 ? e->line : 1, e && e->column > 0 ? e->column : 1,
+			e && e->msg ? e->msg : "parse error");
+	}
+	fy_diag_destroy(diag);
+	return d;
+}
+
+static const char *scalar(struct fy_node *n)
+{
+	return n && fy_node_is_scalar(n) ? fy_node_get_scalar0(n) : NULL;
+}
+
+static bool name_ok(const char *s)
+{
+	if (!s || !*s || strlen(s) > 64)
+		return false;
+	for (const char *p = s; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		      *p == '-' || *p == '_' || *p == '.'))
+			return false;
+	return true;
+}
+
+/* scheme://host[:port] with nothing after it (a "/" alone is dropped). */
+static char *origin_normalise(const char *s)
+{
+	CURLU *u = curl_url();
+	char *scheme = NULL, *host = NULL, *port = NULL, *path = NULL, *q = NULL, *user = NULL,
+	     *frag = NULL, *out = NULL;
+	if (!u || curl_url_set(u, CURLUPART_URL, s, 0) != CURLUE_OK)
+		goto out;
+	curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
+	curl_url_get(u, CURLUPART_HOST, &host, 0);
+	curl_url_get(u, CURLUPART_PORT, &port, 0);
+	curl_url_get(u, CURLUPART_PATH, &path, 0);
+	curl_url_get(u, CURLUPART_QUERY, &q, 0);
+	curl_url_get(u, CURLUPART_USER, &user, 0);
+	curl_url_get(u, CURLUPART_FRAGMENT, &frag, 0);
+	if (!scheme || (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0) || !host ||
+	    q || user || frag || (path && strcmp(path, "/") != 0 && *path))
+		goto out;
+	out = port ? xasprintf("%s://%s:%s", scheme, host, port) : xasprintf("%s://%s", scheme, host);
+out:
+	curl_free(scheme), curl_free(host), curl_free(port), curl_free(path);
+	curl_free(q), curl_free(user), curl_free(frag);
+	curl_url_cleanup(u);
+	return out;
+}
+
+/* Read a peer's key file: it must hold one word and be private. */
+static int key_read(struct gw_peer *p, const char *name, struct fy_node *at, struct err **err)
+{
+	struct stat st;
+	if (stat(p->key_file, &st) < 0)
+		return perr(name, at, err, "key file '%s' of peer '%s': %s; expected a file holding the key that peer accepts",
+			    p->key_file, p->name, strerror(errno));
+	if (st.st_mode & 077)
+		return perr(name, at, err,
+			    "key file '%s' of peer '%s' has mode %04o; expected 0600 (chmod 600 '%s')",
+			    p->key_file, p->name, (unsigned)(st.st_mode & 07777), p->key_file);
+	struct err *e = NULL;
+	_cleanup_free_ char *text = fs_read(p->key_file, 4096, NULL, &e);
+	if (!text) {
+		int rc = perr(name, at, err, "key file '%s' of peer '%s': %s", p->key_file, p->name,
+			      e ? e->msg : "unreadable");
+		err_free(e);
+		return rc;
+	}
+	char *k = str_strip(text);
+	bool bad = !*k || strpbrk(k, " \t\r\n");
+	if (!bad)
+		p->key = xstrdup(k);
+	explicit_bzero(text, strlen(text));
+	if (bad)
+		return perr(name, at, err,
+			    "key file '%s' of peer '%s' is empty or holds more than one word; expected the key alone",
+			    p->key_file, p->name);
+	return 0;
+}
+
+static int parse_peer(struct gw_peers *ps, struct fy_node *k, struct fy_node *v, const char *name,
+		      const char *dir, struct err **err)
+{
+	const char *pn = scalar(k);
+	if (!name_ok(pn))
+		return perr(name, k, err, "peer name '%s' is not valid; expected letters, digits, '-', '_' or '.'",
+			    pn ? pn : "");
+	for (size_t i = 0; i < ps->n; i++)
+		if (!strcmp(ps->v[i].name, pn))
+			return perr(name, k, err, "peer '%s' is declared twice; expected each peer once", pn);
+	if (!v || !fy_node_is_mapping(v))
+		return perr(name, v ? v : k, err, "peer '%s' is not a mapping; expected origin: and key_file:", pn);
+	ps->v = xrealloc(ps->v, (ps->n + 1) * sizeof(*ps->v));
+	struct gw_peer *p = &ps->v[ps->n++];
+	memset(p, 0, sizeof(*p));
+	p->name = xstrdup(pn);
+	int line, col;
+	mark(k, &line, &col);
+	p->source = xasprintf("%s:%d:%d", name, line, col);
+	void *it = NULL;
+	struct fy_node_pair *fp;
+	struct fy_node *key_at = NULL;
+	while ((fp = fy_node_mapping_iterate(v, &it))) {
+		struct fy_node *fk = fy_node_pair_key(fp), *fv = fy_node_pair_value(fp);
+		const char *ks = scalar(fk), *vs = scalar(fv);
+		if (ks && !strcmp(ks, "origin")) {
+			if (!vs || !(p->origin = origin_normalise(vs)))
+				return perr(name, fv ? fv : fk, err,
+					    "origin '%s' of peer '%s' is not valid; expected http(s)://HOST[:PORT] of its gateway",
+					    vs ? vs : "", pn);
+		} else if (ks && !strcmp(ks, "key_file")) {
+			if (!vs || !*vs)
+				return perr(name, fv ? fv : fk, err,
+					    "key_file of peer '%s' is empty; expected a path", pn);
+			p->key_file = vs[0] == '/' ? xstrdup(vs) : xasprintf("%s/%s", dir, vs);
+			key_at = fv;
+		} else {
+			return perr(name, fk, err, "unknown key '%s' in peer '%s'; expected origin or key_file",
+				    ks ? ks : "", pn);
+		}
+	}
+	if (!p->origin)
+		return perr(name, k, err, "peer '%s' has no origin; expected origin: http(s)://HOST[:PORT]", pn);
+	if (p->key_file && key_read(p, name, key_at, err) < 0)
+		return -1;
+	return 0;
+}
+
+static int parse_role(struct gw_peers *ps, const struct gw_config *c, struct fy_node *k,
+		      struct fy_node *v, const char *name, struct err **err)
+{
+	const char *rn = scalar(k);
+	int r = rn ? role_from_name(rn) : -1;
+	if (r < 0)
+		return perr(name, k, err,
+			    "'%s' is not a role; expected cortex, senses, hand, embedder or reranker",
+			    rn ? rn : "");
+	if (ps->role[r].mode != GW_PEER_NONE)
+		return perr(name, k, err, "role '%s' is given twice; expected each role once", rn);
+	if (!v || !fy_node_is_mapping(v) || fy_node_mapping_item_count(v) != 1)
+		return perr(name, v ? v : k, err,
+			    "role '%s' is not a one-key mapping; expected {refer: PEER} or {proxy: PEER}", rn);
+	struct fy_node_pair *fp = fy_node_mapping_get_by_index(v, 0);
+	struct fy_node *mk = fy_node_pair_key(fp), *mv = fy_node_pair_value(fp);
+	const char *ms = scalar(mk), *pn = scalar(mv);
+	enum gw_peer_mode mode = ms && !strcmp(ms, "refer")   ? GW_PEER_REFER
+				 : ms && !strcmp(ms, "proxy") ? GW_PEER_PROXY
+							      : GW_PEER_NONE;
+	if (mode == GW_PEER_NONE)
+		return perr(name, mk, err, "'%s' for role '%s' is not a mode; expected refer or proxy",
+			    ms ? ms : "", rn);
+	int pi = -1;
+	for (size_t i = 0; pn && i < ps->n; i++)
+		if (!strcmp(ps->v[i].name, pn))
+			pi = (int)i;
+	if (pi < 0)
+		return perr(name, mv ? mv : mk, err, "role '%s' names peer '%s'; expected a peer declared under peers:",
+			    rn, pn ? pn : "");
+	if (c->roles[r].feasible)
+		return perr(name, k, err,
+			    "role '%s' is feasible on this box (profile '%s') and served here; expected %s only for a role this box does not serve",
+			    rn, c->profile, ms);
+	if (mode == GW_PEER_PROXY && !ps->v[pi].key)
+		return perr(name, mv, err,
+			    "role '%s' is proxied to peer '%s', which has no key_file; expected the key that peer accepts",
+			    rn, pn);
+	int line, col;
+	mark(k, &line, &col);
+	ps->role[r].mode = mode;
+	ps->role[r].peer = pi;
+	ps->role[r].source = xasprintf("%s:%d:%d", name, line, col);
+	return 0;
+}
+
+struct gw_peers *gw_peers_parse(const struct gw_config *c, const char *text, size_t len,
+				const char *name, const char *dir, struct err **err)
+{
+	_cleanup_(peers_freep) struct gw_peers *ps = xcalloc(1, sizeof(*ps));
+	ps->path = xstrdup(name);
+	for (int r = 0; r < ROLE__COUNT; r++)
+		ps->role[r].peer = -1;
+	struct fy_document *d = parse_doc(text, len, name, err);
+	if (!d)
+		return NULL;
+	int rc = 0;
+	struct fy_node *root = fy_document_root(d);
+	struct fy_node *peers = NULL, *roles = NULL;
+	if (root && !fy_node_is_null(root) && !fy_node_is_mapping(root)) {
+		rc = perr(name, root, err, "the top level is not a mapping; expected box:, peers: and roles:");
+		goto out;
+	}
+	void *it = NULL;
+	struct fy_node_pair *p;
+	while (root && fy_node_is_mapping(root) && (p = fy_node_mapping_iterate(root, &it))) {
+		struct fy_node *k = fy_node_pair_key(p), *v = fy_node_pair_value(p);
+		const char *ks = scalar(k);
+		if (ks && !strcmp(ks, "box")) {
+			if (!name_ok(scalar(v))) {
+				rc = perr(name, v ? v : k, err, "box name '%s' is not valid; expected letters, digits, '-', '_' or '.'",
+					  scalar(v) ? scalar(v) : "");
+				goto out;
+			}
+			ps->box = xstrdup(scalar(v));
+		} else if (ks && !strcmp(ks, "peers")) {
+			peers = v;
+		} else if (ks && !strcmp(ks, "roles")) {
+			roles = v;
+		} else {
+			rc = perr(name, k, err, "unknown key '%s'; expected box, peers or roles", ks ? ks : "");
+			goto out;
+		}
+	}
+	if (peers && !fy_node_is_null(peers)) {
+		if (!fy_node_is_mapping(peers)) {
+			rc = perr(name, peers, err, "'peers' is not a mapping; expected NAME: {origin:, key_file:}");
+			goto out;
+		}
+		it = NULL;
+		while ((p = fy_node_mapping_iterate(peers, &it)))
+			if ((rc = parse_peer(ps, fy_node_pair_key(p), fy_node_pair_value(p), name, dir, err)) < 0)
+				goto out;
+	}
+	if (roles && !fy_node_is_null(roles)) {
+		if (!fy_node_is_mapping(roles)) {
+			rc = perr(name, roles, err, "'roles' is not a mapping; expected ROLE: {refer|proxy: PEER}");
+			goto out;
+		}
+		it = NULL;
+		while ((p = fy_node_mapping_iterate(roles, &it)))
+			if ((rc = parse_role(ps, c, fy_node_pair_key(p), fy_node_pair_value(p), name, err)) < 0)
+				goto out;
+	}
+	if (!ps->box)
+		ps->box = xstrdup(c->profile ? c->profile : "box");
+out:
+	fy_document_destroy(d);
+	return rc < 0 ? NULL : TAKE_PTR(ps);
+}
+
+int gw_peers_load(struct gw_config *c, struct err **err)
+{
+	_cleanup_free_ char *path = xasprintf("%s/peers.yaml", c->dir);
+	if (!fs_exists(path))
+		return 0;
+	size_t len = 0;
+	_cleanup_free_ char *text = fs_read(path, YAML_GUARD_MAX_BYTES, &len, err);
+	if (!text)
+		return -1;
+	struct gw_peers *ps = gw_peers_parse(c, text, len, path, c->dir, err);
+	if (!ps)
+		return -1;
+	for (int r = 0; r < ROLE__COUNT; r++) {
+		if (ps->role[r].mode == GW_PEER_NONE)
+			continue;
+		free(c->roles[r].hosted_by);
+		c->roles[r].hosted_by = xstrdup(ps->v[ps->role[r].peer].origin);
+	}
+	gw_peers_free(c->peers);
+	c->peers = ps;
+	return 0;
+}
+
+const struct gw_peer *gw_role_proxy_peer(const struct gw_config *c, int role)
+{
+	if (!c->peers || role < 0 || role >= ROLE__COUNT || c->roles[role].feasible ||
+	    c->peers->role[role].mode != GW_PEER_PROXY)
+		return NULL;
+	return &c->peers->v[c->peers->role[role].peer];
+}
+
+const char *gw_box_name(const struct gw_config *c)
+{
+	return c->peers && c->peers->box ? c->peers->box : c->profile;
+}

@@ -1,0 +1,81 @@
+/*
+ * peers.h — the other boxes of a fleet, as this box's gateway knows them.
+ *
+ * <deploy-dir>/peers.yaml (optional) names each peer (its gateway's origin
+ * and a 0600 file holding the key THAT box accepts: keys are per pair, so
+ * rotating one box's inbound key breaks only the links into it) and, per
+ * role this box does not serve, whether the gateway refers clients to a
+ * peer (404 role_infeasible + hosted_by) or proxies the request to it:
+ *
+ *   box: thor                  # this box's name (hop header, fleet table)
+ *   peers:
+ *     spark:
+ *       origin: http://192.168.1.20:8001
+ *       key_file: spark.key    # relative to the deploy dir, mode 0600
+ *   roles:
+ *     hand: {proxy: spark}
+ *     senses: {refer: orin}
+ *
+ * A feasible local role is never sent away: refer/proxy of one is a load
+ * error with its position. A proxy hop carries GW_HOP_HEADER; a request
+ * that already carries it is never proxied again (508 proxy_loop).
+ */
+#ifndef LOBES_GATEWAY_PEERS_H
+#define LOBES_GATEWAY_PEERS_H
+
+#include "gateway.h"
+
+#define GW_HOP_HEADER "X-Lobes-Hop"
+
+enum gw_peer_mode { GW_PEER_NONE, GW_PEER_REFER, GW_PEER_PROXY };
+
+struct gw_peer {
+	char *name;
+	char *origin;   /* scheme://host[:port], no trailing slash */
+	char *key_file; /* NULL: none declared (referral only) */
+	char *key;      /* never printed; NULL when no key_file */
+	char *source;   /* "DIR/peers.yaml:L:C" of the entry */
+};
+
+struct gw_peers {
+	char *path;
+	char *box; /* this box's name: `box:`, default the profile */
+	struct gw_peer *v;
+	size_t n;
+	struct {
+		enum gw_peer_mode mode;
+		int peer; /* index in v, -1 for none */
+		char *source;
+	} role[ROLE__COUNT];
+};
+
+/* Parse peers YAML text (name: its path, for positions; dir: where relative
+ * key files are) against the roles of c. Every error is EXIT_CONFIG
+ * "NAME:L:C: what; expected what". Key files are read here. */
+struct gw_peers *gw_peers_parse(const struct gw_config *c, const char *text, size_t len,
+				const char *name, const char *dir, struct err **err);
+void gw_peers_free(struct gw_peers *p);
+/* Read <c->dir>/peers.yaml when it exists into c->peers and set hosted_by
+ * of each referred or proxied role. 0 when absent. */
+int gw_peers_load(struct gw_config *c, struct err **err);
+/* The peer a role is proxied to (NULL: not proxied). */
+const struct gw_peer *gw_role_proxy_peer(const struct gw_config *c, int role);
+/* This box's name (for the hop header and the fleet table). */
+const char *gw_box_name(const struct gw_config *c);
+
+/* ---- the fleet (fleet.c) ---- */
+
+/* GET url (bounded; with a bearer key when given). Returns the HTTP status,
+ * 0 when there was no answer (*why says why); *out the JSON body or NULL. */
+long gw_http_get_json(const char *url, const char *bearer, int timeout_ms, json_t **out,
+		      char *why, size_t whyn);
+/* This box's gateway as a client on this box reaches it. */
+char *gw_local_origin(const struct gw_config *c);
+/* {boxes: [{name, origin, self, reachable, profile, card, error?}],
+ *  roles: [{role, boxes: {NAME: {feasible, ready, proxied, hosted_by?,
+ *  model?} | null}}]} from every box's /capabilities. */
+json_t *gw_fleet(const struct gw_config *c, int timeout_ms);
+/* Doctor's link checks: [{level: ok|warning|error, peer, message}]. */
+json_t *gw_fleet_links(const struct gw_config *c, int timeout_ms);
+
+#endif
