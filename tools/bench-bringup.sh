@@ -75,7 +75,7 @@ H=$SRC/tests/fixtures/hosts/gb10
 env -u LOBES_SYSROOT HF_HUB_CACHE="$HF/hub" LOBES_SYSROOT="$H" LOBES_NVIDIA_SMI="$H/bin/nvidia-smi" \
 	"$LOBES" --dir "$D" init --profile spark --apply >/dev/null || die "lobes init failed"
 ORDER=$(sed -n 's/^LOBES_ORDER=//p' "$D/.env" | tr ',' ' ')
-sed -i "s|^LOBES_IMAGE=.*|LOBES_IMAGE=lobes-standin:test|; s|^LOBES_HF_CACHE=.*|LOBES_HF_CACHE=$HF|;
+sed -i "s|^\([A-Z]*\)_IMAGE=.*|\1_IMAGE=lobes-standin:test|; s|^LOBES_HF_CACHE=.*|LOBES_HF_CACHE=$HF|;
 	s|^COMPOSE_FILE=.*|COMPOSE_FILE=docker-compose.yml:docker-compose.bench.yml|;
 	s|^COMPOSE_PROJECT_NAME=.*|COMPOSE_PROJECT_NAME=$PROJECT|" "$D/.env"
 echo "services:" > "$D/docker-compose.bench.yml"

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "../lib/render/deploy.h"
+#include "../lib/render/render.h"
+#include "../lib/util/buf.h"
 #include "../lib/util/cleanup.h"
 #include "../lib/util/fs.h"
 #include "cmd.h"
@@ -97,15 +99,23 @@ CMD(init)
 		init_result_free(&r);
 		return cmd_fail(ctx, e);
 	}
-	struct fleet_template t;
-	_cleanup_free_ char *image_note = NULL;
-	if (fleet_template_load(&t, NULL) == 0) {
-		if (!fleet_template_digest_complete(&t))
-			image_note = xasprintf("the image digest '%s' is only the recorded prefix; pin the "
-					       "full digest with LOBES_IMAGE in .env",
-					       t.image_digest);
-		fleet_template_free(&t);
+	/* An operator's image that is not pinned or not recorded is said. */
+	_cleanup_buf_ struct buf notes;
+	buf_init(&notes, 0);
+	for (int i = 0; i < ROLE__COUNT; i++) {
+		const struct role_plan *rp = &r.lp.plan.roles[i];
+		const char *img = rp->knobs[KNOB_IMAGE].value;
+		if (!role_feasible(&r.lp.plan, (enum role_id)i) || !img)
+			continue;
+		_cleanup_free_ char *why = image_ref_problem(img);
+		_cleanup_free_ char *key = env_key((enum role_id)i, "IMAGE");
+		if (why)
+			buf_printf(&notes, "%s%s='%s' is %s", notes.len ? "; " : "", key, img, why);
+		else if (!knowledge_image(&r.lp.k, img))
+			buf_printf(&notes, "%s%s='%s': its vLLM version is not recorded, so its flags and "
+				   "env names cannot be checked", notes.len ? "; " : "", key, img);
 	}
+	const char *image_note = notes.len ? buf_str(&notes) : NULL;
 	if (apply && init_apply(&r, &e) < 0) {
 		init_result_free(&r);
 		return cmd_fail(ctx, e);

@@ -108,11 +108,11 @@ EOF
 on gb10 --json --dir "$E" doctor
 is "$rc" 1 "a dead VLLM_* name is an error (exit 1)"
 is "$(sev env-registry name VLLM_ATTENTION_BACKEND)" error "VLLM_ATTENTION_BACKEND in .env: error"
-like "$(get env-registry name VLLM_ATTENTION_BACKEND message)" "VLLM_ATTENTION_BACKEND is DEAD on vLLM 0.23.1rc1.dev672\+g93d8f834d \(.env:[0-9]+\)" "… DEAD, with where it is set"
+like "$(get env-registry name VLLM_ATTENTION_BACKEND message)" "VLLM_ATTENTION_BACKEND is DEAD on vLLM 0.26.1rc1.dev942\+g5a4c8d992, 0.23.1rc1.dev672\+g93d8f834d \(.env:[0-9]+\)" "… DEAD on the vLLM of every role's image, with where it is set"
 is "$(get env-registry name VLLM_ATTENTION_BACKEND trait)" attention-backend-env-dead "… from trait attention-backend-env-dead"
 like "$(get env-registry name VLLM_ATTENTION_BACKEND remedy)" "use --attention-config='\{\"backend\": \"TRITON_ATTN\"\}' instead" "… with its replacement, value filled in"
 is "$(sev env-registry name VLLM_FOO)" warning "an unregistered VLLM_FOO: warning"
-like "$(get env-registry name VLLM_FOO message)" "not in the registry of vLLM 0.23.1rc1.dev672\+g93d8f834d \(recorded list\): may be ignored" "… not in the recorded list: may be ignored"
+like "$(get env-registry name VLLM_FOO message)" "not in the registry of vLLM 0.26.1rc1.dev942\+g5a4c8d992 \(recorded list, data/vllm/5a4c8d992/envs.txt\); vLLM 0.23.1rc1.dev672\+g93d8f834d \(recorded list, data/vllm/93d8f834d/envs.txt\): may be ignored" "… not in the recorded lists of the roles' images: may be ignored"
 is "$(sev env-registry name VLLM_BUILD_COMMIT)" info "VLLM_BUILD_COMMIT: info (image noise)"
 is "$(sev env-registry name VLLM_LOGGING_LEVEL)" "" "a registered name (VLLM_LOGGING_LEVEL) is no finding"
 is "$(sev env-registry name VLLM_USE_V1)" error "VLLM_USE_V1 (removed earlier) is dead too"
@@ -176,7 +176,7 @@ ids=$(printf '%s' "$out" | python3 -c 'import json,sys
 d = json.load(sys.stdin)
 assert all(c["id"] and c["severity"] in ("ok","info","warning","error") and c["message"] for c in d["checks"])
 print(" ".join(sorted(set(c["id"] for c in d["checks"]))))')
-is "$ids" "compose deploy-dir docker env-registry fp8-kv gpu-runtime memory profile traits" "--json parses; every finding has an id, a severity and a message"
+is "$ids" "compose deploy-dir docker env-registry fp8-kv gpu-runtime image memory placeholder profile traits vllm-args" "--json parses; every finding has an id, a severity and a message"
 is "$(printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["healthy"], d["summary"]["error"])')" "False 1" "--json summary and healthy"
 
 # --- docker, compose, GPU runtime ---------------------------------------------
@@ -201,12 +201,14 @@ is "$(sev compose)" error "no compose at all: error"
 # --- --image-probe -------------------------------------------------------------
 P=$TMP/probe
 cp -a "$E" "$P"
+echo "CORTEX_IMAGE=vllm/vllm-openai:nightly" >> "$P/.env"
 rm -f "$FAKE_DOCKER_LOG"
 on gb10 --json --dir "$P" doctor --image-probe
 cache="$P/cache/vllm-env/sha256:5e1f0c3b2a4d6e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9a0b1c2d3e4f5a6b.txt"
 ok "$([ -s "$cache" ]; echo $?)" "--image-probe caches the image's list by digest"
 like "$(cat "$cache")" "^VLLM_FOO$" "… the list the image printed"
-like "$(cat "$FAKE_DOCKER_LOG")" "^run --rm --pull never --entrypoint python3 vllm/vllm-openai@sha256:7c5a10e9 -c import vllm.envs" "the image's own python runs, never pulling"
+like "$(cat "$FAKE_DOCKER_LOG")" "^run --rm --pull never --entrypoint python3 vllm/vllm-openai:nightly -c import vllm.envs" "the image's own python runs, never pulling"
+ok "$([ -s "$P/cache/vllm-env/sha256:8bd082c274fae025b7079498fe1da65182ba1d4c2188c0f5a68c1042c38c3695.txt" ]; echo $?)" "a pinned image is cached by its own digest"
 is "$(sev env-registry name VLLM_FOO)" "" "VLLM_FOO, registered in the probed image, is no finding"
 is "$(sev env-registry name VLLM_ATTENTION_BACKEND)" error "VLLM_ATTENTION_BACKEND, absent from the image, is still dead"
 rm -f "$FAKE_DOCKER_LOG"

@@ -37,7 +37,9 @@ is "$(j 'd["roles"]["cortex"]["knobs"]["kv_cache_dtype"]["chain"][0]["value"]')"
 is "$(j 'd["roles"]["cortex"]["knobs"]["kv_cache_dtype"]["chain"][0]["kind"]')" default "… which is the first step of the chain"
 is "$(j 'd["bringup"]["value"]')" one-at-a-time "unified memory brings roles up one window at a time"
 is "$(j 'd["dead_env"][0]["name"]')" VLLM_ATTENTION_BACKEND "VLLM_ATTENTION_BACKEND is declared dead"
-is "$(j 'd["known_failures"][0]["role"]')" reranker "the reranker ordering is a recorded known failure"
+is "$(j 'd["known_failures"]')" "[]" "no known failure is left on thor (the reranker ordering passes with its overrides)"
+is "$(step reranker enforce_eager '["evidence"][0]["observation"]' | grep -c 'ranking order was wrong')" 1 "the eager trait's evidence keeps the early wrong-order observation"
+like "$(step reranker enforce_eager '["evidence"][2]["observation"]')" "passed again, ranking \[0, 2, 1\]" "… and the later pass"
 
 # Checkpoint facts decide trait 3 when they are readable.
 HF_HUB_CACHE=$CK/noscales/hub on thor --json explain cortex
@@ -155,10 +157,12 @@ traits: [sm90-cortex-eager, attention-backend-env-dead]
 roles:
   cortex:
     model: Qwen/Qwen3.5-4B
+    image: vllm/vllm-openai@sha256:8bd082c274fae025b7079498fe1da65182ba1d4c2188c0f5a68c1042c38c3695
     gpu_mem_util: 0.5
     max_model_len: 16384
   embedder:
     model: Qwen/Qwen3-Embedding-0.6B
+    image: vllm/vllm-openai@sha256:8bd082c274fae025b7079498fe1da65182ba1d4c2188c0f5a68c1042c38c3695
     gpu_mem_util: 0.1
     max_model_len: 8192
 Y

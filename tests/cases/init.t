@@ -51,7 +51,7 @@ like "$("$LOBES" --dir "$D" render --check "$D")" "CORTEX_GPU_MEM_UTIL" "the edi
 run "$LOBES" --dir "$D" init --apply
 like "$(cat "$D/.env")" "CORTEX_GPU_MEM_UTIL=0.25" "--apply keeps the edited value"
 like "$(cat "$D/.env")" "HF_TOKEN=hf_SECRETvalue123" "--apply keeps the operator's secret"
-like "$(cat "$D/docker-compose.yml")" 'SENSES_ATTENTION_BACKEND:-FLASHINFER' "an edited knob re-renders the compose around it"
+like "$(cat "$D/docker-compose.yml")" "'--attention-config=\{\"backend\": \"FLASHINFER\"\}'" "an edited knob re-renders the compose around it (written literally, checked by init)"
 run "$LOBES" --dir "$D" explain senses
 like "$out" "<- override at .env:[0-9]+ SENSES_ATTENTION_BACKEND \(operator edit\)" "explain names the operator override"
 run "$LOBES" --dir "$D" init --apply
@@ -120,7 +120,9 @@ for c in "explain" "init" "render --check $TMP/old"; do
 done
 is "$(sum "$TMP/old")" "$before" "read-only commands and a dry-run init change zero bytes of an old deploy dir"
 run "$LOBES" --dir "$TMP/old" init
-like "$out" "is up to date" "today's render of the v0.1.0 fixture is up to date (no renamed key)"
+unlike "$out" "operator (key|override) kept" "today's init of the v0.1.0 fixture takes none of its keys for an operator's (no renamed key)"
+like "$out" "^-LOBES_IMAGE=vllm/vllm-openai@sha256:7c5a10e9$" "the v0.1.0 digest prefix is dropped"
+like "$out" "^\+CORTEX_IMAGE=vllm/vllm-openai@sha256:[0-9a-f]{64}$" "… for a full digest per role"
 expected_keys=$(cat "$SRC/tests/fixtures/deploy/env-keys.txt")
 got_keys=$(for p in spark thor base orin orin-nano-super; do grep -v '^#' "$SRC/tests/goldens/$p/.env" | grep = | cut -d= -f1; done | sort -u)
 is "$got_keys" "$expected_keys" "tripwire: the .env key names are exactly the contract list (tests/fixtures/deploy/env-keys.txt)"

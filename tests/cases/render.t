@@ -39,8 +39,8 @@ is "$(stat -c %a "$TMP/a/.env")" 600 ".env is written with mode 0600"
 all=$(cat "$SRC"/tests/goldens/*/docker-compose*.yml "$SRC"/tests/goldens/*/.env)
 unlike "$all" "VLLM_ATTENTION_BACKEND" "VLLM_ATTENTION_BACKEND appears in no render"
 like "$(cat "$SRC/tests/goldens/thor/docker-compose.yml")" \
-	"- '--attention-config=\{\"backend\": \"\\$\{EMBEDDER_ATTENTION_BACKEND:-TRITON_ATTN\}\"\}'" \
-	"attention backend is single-quoted --attention-config JSON"
+	"- '--attention-config=\{\"backend\": \"TRITON_ATTN\"\}'" \
+	"attention backend is single-quoted --attention-config JSON, written by init (never interpolated)"
 unlike "$(cat "$SRC/tests/goldens/spark/docker-compose.yml")" "HAND_QUANTIZATION|--enforce-eager|- ''" \
 	"a bf16 model has no --quantization item, eager off has no item, no empty items"
 like "$(cat "$SRC/tests/goldens/thor/docker-compose.yml")" "- '--enforce-eager'" "thor reranker renders --enforce-eager"
@@ -52,14 +52,16 @@ unlike "$(cat "$SRC/tests/goldens/thor/.env")" "^HAND_(MODEL|PORT|GPU_MEM_UTIL)=
 like "$(cat "$SRC/tests/goldens/orin/docker-compose.gpu.yml")" "runtime: nvidia" "orin attaches the GPU with runtime: nvidia"
 like "$(cat "$SRC/tests/goldens/spark/docker-compose.gpu.yml")" "driver: nvidia" "spark attaches the GPU with a device reservation"
 unlike "$(cat "$SRC/tests/goldens/spark/docker-compose.yml")" "nvidia" "the base compose file needs no GPU"
-like "$(cat "$SRC/tests/goldens/spark/docker-compose.yml")" "image: '\\$\{LOBES_IMAGE:-vllm/vllm-openai@sha256:" "image pinned by digest, overridable"
+like "$(cat "$SRC/tests/goldens/spark/docker-compose.yml")" "image: '\\$\{CORTEX_IMAGE:-vllm/vllm-openai@sha256:[0-9a-f]{64}\}'" "image pinned per role by full digest, overridable with <ROLE>_IMAGE"
 
-# thor differs from spark in exactly the knobs of traits 1-3 and 6.
+# thor differs from spark in exactly the knobs of traits 1-3, 6 and 8 and
+# the images the pooling lanes were validated with on the Thor.
 keys() { grep -v '^#' "$1" | grep '=' | sort; }
 changed=$(diff <(keys "$SRC/tests/goldens/spark/.env") <(keys "$SRC/tests/goldens/thor/.env") |
-	grep '^[<>]' | sed 's/^[<>] //; s/=.*//' | sort -u | tr '\n' ' ')
-is "$changed" "CORTEX_KV_CACHE_DTYPE EMBEDDER_ATTENTION_BACKEND HAND_ATTENTION_BACKEND HAND_ENFORCE_EAGER HAND_FEASIBLE HAND_GPU_MEM_UTIL HAND_KV_CACHE_DTYPE HAND_MAX_MODEL_LEN HAND_MAX_NUM_SEQS HAND_MODEL HAND_PORT HAND_QUANTIZATION LOBES_CARD LOBES_ORDER LOBES_PROFILE RERANKER_ATTENTION_BACKEND RERANKER_ENFORCE_EAGER " \
-	"thor .env differs from spark only in trait 1-3 and 6 knobs (plus identity and order)"
+	grep '^[<>]' | sed 's/^[<>] //; s/=.*//' | grep -v '^HAND_' | sort -u | tr '\n' ' ')
+is "$changed" "CORTEX_KV_CACHE_DTYPE CORTEX_SPECULATIVE_CONFIG EMBEDDER_ATTENTION_BACKEND EMBEDDER_IMAGE LOBES_CARD LOBES_ORDER LOBES_PROFILE RERANKER_ATTENTION_BACKEND RERANKER_ENFORCE_EAGER RERANKER_IMAGE " \
+	"thor .env differs from spark only in trait 1-3 and 8 knobs and the pooling images (plus identity and order)"
+is "$(grep -c '^HAND_' "$SRC/tests/goldens/thor/.env")" 1 "the hand (trait 6) leaves only HAND_FEASIBLE on thor"
 
 # Isolation: a thor-only value or an sm_110 trait changes thor, never spark; and vice versa.
 mkdir -p "$TMP/op1/profiles"

@@ -30,7 +30,7 @@ deploy() {
 	local d=$1 p=$2 util=$3 r
 	env LOBES_SYSROOT="$HOSTS/thor" LOBES_NVIDIA_SMI="$HOSTS/thor/bin/nvidia-smi" \
 		"$LOBES" --dir "$d" init --profile "$p" --apply >/dev/null || return 1
-	sed -i "s|^LOBES_IMAGE=.*|LOBES_IMAGE=lobes-standin:test|; s|^LOBES_HF_CACHE=.*|LOBES_HF_CACHE=$HF|;
+	sed -i "s|^\([A-Z]*\)_IMAGE=.*|\1_IMAGE=lobes-standin:test|; s|^LOBES_HF_CACHE=.*|LOBES_HF_CACHE=$HF|;
 		s|^COMPOSE_FILE=.*|COMPOSE_FILE=docker-compose.yml:docker-compose.test.yml|;
 		s|^COMPOSE_PROJECT_NAME=.*|COMPOSE_PROJECT_NAME=lobes-$p|" "$d/.env"
 	[ -n "$util" ] && sed -i -E "s|^([A-Z]+)_GPU_MEM_UTIL=.*|\1_GPU_MEM_UTIL=$util|" "$d/.env"

@@ -2,7 +2,7 @@
 # status.t — `lobes status` against a private dockerd. An orin deploy dir
 # (three feasible roles, two infeasible) is rendered by `lobes init --apply`
 # and pointed at the vLLM stand-in (a test double) by editing its .env:
-# LOBES_IMAGE, LOBES_HF_CACHE (the fixture cache), free ports, its own
+# <ROLE>_IMAGE, LOBES_HF_CACHE (the fixture cache), free ports, its own
 # project name, and COMPOSE_FILE naming a test overlay (small STANDIN_*
 # knobs, a 1 s healthcheck interval) in place of the GPU overlay. The roles
 # go up through the compose CLI wrapper (runtime-tool), then status must
@@ -35,7 +35,8 @@ while [ "$PR" = "$PS" ] || [ "$PR" = "$PE" ]; do PR=$(standin_free_port); done
 setenv() { sed -i "s|^$1=.*|$1=$2|" "$D/.env"; grep -q "^$1=$2\$" "$D/.env"; }
 setenv COMPOSE_FILE docker-compose.yml:test-overlay.yml &&
 	setenv COMPOSE_PROJECT_NAME "$PROJECT" &&
-	setenv LOBES_IMAGE lobes-standin:test &&
+	setenv SENSES_IMAGE lobes-standin:test && setenv EMBEDDER_IMAGE lobes-standin:test &&
+	setenv RERANKER_IMAGE lobes-standin:test &&
 	setenv LOBES_HF_CACHE "$SRC/tests/fixtures/hf" &&
 	setenv SENSES_PORT "$PS" && setenv EMBEDDER_PORT "$PE" && setenv RERANKER_PORT "$PR"
 ok $? "the .env points at the stand-in, the fixture cache and free ports"

@@ -24,7 +24,7 @@ deploy() {
 	local d=$1 box=$2 card=$3 extra=$4 r
 	onbox "$box" --dir "$d" init --profile spark --apply
 	[ "$rc" = 0 ] || return 1
-	sed -i "s|^LOBES_IMAGE=.*|LOBES_IMAGE=lobes-standin:test|; s|^LOBES_HF_CACHE=.*|LOBES_HF_CACHE=$HF|;
+	sed -i "s|^\([A-Z]*\)_IMAGE=.*|\1_IMAGE=lobes-standin:test|; s|^LOBES_HF_CACHE=.*|LOBES_HF_CACHE=$HF|;
 		s|^COMPOSE_FILE=.*|COMPOSE_FILE=docker-compose.yml:docker-compose.test.yml|;
 		s|^COMPOSE_PROJECT_NAME=.*|COMPOSE_PROJECT_NAME=lobes-verify-$card|" "$d/.env"
 	{

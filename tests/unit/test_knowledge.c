@@ -73,7 +73,12 @@ static void test_names(void **state)
 	assert_string_equal(lane_name(LANE_POOLING), "pooling");
 	const char *knobs[] = { "model",	  "feasible",	     "gpu_mem_util",
 				"max_model_len", "quantization",     "kv_cache_dtype",
-				"attention_backend", "enforce_eager", "max_num_seqs" };
+				"attention_backend", "enforce_eager", "max_num_seqs",
+				"image", "served_names", "runner", "convert", "reasoning_parser",
+				"tool_call_parser", "enable_prefix_caching", "speculative_config",
+				"hf_overrides", "trust_remote_code", "enable_lora", "max_loras",
+				"max_lora_rank", "lora_dir" };
+	assert_int_equal(ARRAY_SIZE(knobs), KNOB__COUNT);
 	for (int k = 0; k < KNOB__COUNT; k++) {
 		assert_string_equal(knob_name(k), knobs[k]);
 		assert_int_equal(knob_from_name(knobs[k]), k);
@@ -104,7 +109,7 @@ static void test_embedded_loads(void **state)
 	if (rc < 0)
 		fail_msg("%s", e->msg);
 	assert_int_equal(k.n_cards, 4);
-	assert_int_equal(k.n_traits, 6);
+	assert_int_equal(k.n_traits, 11);
 	assert_int_equal(k.n_profiles, 5);
 	assert_string_equal(k.defaults_pos.file, "data/template/defaults.yaml");
 	assert_false(k.defaults_from_operator);
@@ -154,8 +159,11 @@ static void test_embedded_loads(void **state)
 	assert_int_equal(fp8->roles_mask, 0);
 	assert_string_equal(fp8->when[0].op, "in");
 	assert_string_equal(fp8->when[0].values[2], "fp8_e5m2");
-	assert_int_equal(fp8->n_evidence, 4);
-	assert_string_equal(fp8->evidence[3].kind, "declared");
+	assert_int_equal(fp8->n_evidence, 5);
+	assert_string_equal(fp8->evidence[4].kind, "declared");
+	/* the fp8 observations name the checkpoint they were made on (FACTS.md) */
+	assert_non_null(strstr(fp8->evidence[0].observation, "sakamakismile/Qwen3.6-27B-Text-NVFP4-MTP"));
+	assert_null(strstr(fp8->evidence[0].observation, "Qwen3.8"));
 	assert_non_null(fp8->assume);
 	const struct trait *dead = knowledge_trait(&k, "attention-backend-env-dead");
 	assert_int_equal(dead->n_when, 0);
@@ -172,7 +180,7 @@ static void test_embedded_loads(void **state)
 	assert_string_equal(spark->roles[ROLE_CORTEX].knobs[KNOB_MAX_MODEL_LEN], "131072");
 	assert_string_equal(spark->roles[ROLE_CORTEX].knobs[KNOB_MAX_NUM_SEQS], "2");
 	assert_null(spark->roles[ROLE_CORTEX].knobs[KNOB_KV_CACHE_DTYPE]);
-	assert_int_equal(spark->roles[ROLE_CORTEX].knob_pos[KNOB_GPU_MEM_UTIL].line, 12);
+	assert_int_equal(spark->roles[ROLE_CORTEX].knob_pos[KNOB_GPU_MEM_UTIL].line, 15);
 	assert_int_equal(spark->roles[ROLE_CORTEX].knob_pos[KNOB_GPU_MEM_UTIL].col, 19);
 	assert_string_equal(spark->traits[1], "unified-memory-one-window");
 	assert_string_equal(spark->order[4], "reranker");
@@ -181,9 +189,8 @@ static void test_embedded_loads(void **state)
 	assert_string_equal(base->roles[ROLE_SENSES].knobs[KNOB_FEASIBLE], "false");
 	assert_null(base->roles[ROLE_SENSES].knobs[KNOB_MODEL]);
 	const struct profile *thorp = knowledge_profile(&k, "thor");
-	assert_int_equal(thorp->n_known_failures, 1);
-	assert_string_equal(thorp->known_failures[0].role, "reranker");
-	assert_string_equal(thorp->known_failures[0].probe, "rerank-order");
+	/* the reranker ordering passes with its overrides: no known failure left */
+	assert_int_equal(thorp->n_known_failures, 0);
 
 	assert_string_equal(k.defaults[ROLE_CORTEX].knobs[KNOB_KV_CACHE_DTYPE], "fp8");
 	assert_string_equal(k.defaults[ROLE_HAND].knobs[KNOB_KV_CACHE_DTYPE], "auto");
@@ -245,7 +252,7 @@ static void test_operator_replaces_whole(void **state)
 	int rc = knowledge_load(&k, dir, &e);
 	if (rc < 0)
 		fail_msg("%s", e->msg);
-	assert_int_equal(k.n_traits, 6);
+	assert_int_equal(k.n_traits, 11);
 	assert_int_equal(k.n_cards, 4);
 	const struct trait *t = knowledge_trait(&k, "sm110-reranker-eager");
 	assert_true(t->from_operator);
@@ -437,7 +444,7 @@ static void test_load_dir_layout(void **state)
 	if (knowledge_load_dir(&k, data, false, &e) < 0)
 		fail_msg("%s", e->msg);
 	assert_int_equal(k.n_cards, 4);
-	assert_int_equal(k.n_traits, 6);
+	assert_int_equal(k.n_traits, 11);
 	assert_int_equal(k.n_profiles, 5);
 	assert_non_null(k.defaults_pos.file);
 	assert_int_equal(knowledge_check(&k, NULL), 0);
@@ -469,10 +476,11 @@ static const struct bad bad_inline[] = {
 	{ "kind: profile\nname: p\ncard: any\nstatus: partial\nroles:\n  cortex:\n    temperature: 0.7\n",
 	  "7:5: unknown knob 'temperature' in role 'cortex'; expected one of model, feasible, "
 	  "gpu_mem_util, max_model_len, quantization, kv_cache_dtype, attention_backend, "
-	  "enforce_eager, max_num_seqs" },
+	  "enforce_eager, max_num_seqs, image, served_names, runner, convert, reasoning_parser, tool_call_parser, enable_prefix_caching, speculative_config, hf_overrides, trust_remote_code, enable_lora, max_loras, max_lora_rank, lora_dir" },
 	{ "kind: trait\nname: t\ncause: c\nset:\n  temperature: 0\nevidence: [{kind: declared, observation: o}]\n",
 	  "5:3: unknown knob 'temperature' in 'set'; expected one of model, feasible, gpu_mem_util, "
-	  "max_model_len, quantization, kv_cache_dtype, attention_backend, enforce_eager, max_num_seqs" },
+	  "max_model_len, quantization, kv_cache_dtype, attention_backend, enforce_eager, max_num_seqs"
+	  ", image, served_names, runner, convert, reasoning_parser, tool_call_parser, enable_prefix_caching, speculative_config, hf_overrides, trust_remote_code, enable_lora, max_loras, max_lora_rank, lora_dir" },
 	{ "kind: profile\nname: p\ncard: any\nstatus: partial\nroles:\n  cortex:\n    gpu_mem_util: {a: 1}\n",
 	  "7:19: 'gpu_mem_util' is a mapping; expected a scalar" },
 	{ "kind: card\nname: x\ndetect: [GB10]\nmemory_model: unified\ngpu_attach: runtime\nstatus: partial\n",
@@ -518,12 +526,12 @@ static const struct bad bad_inline[] = {
 	{ "kind: trait\nname: t\ncause: c\nwhen:\n  - fact: card.vendor\n    eq: nvidia\n"
 	  "evidence: [{kind: declared, observation: o}]\n",
 	  "5:11: unknown fact 'card.vendor'; expected one of card.id, card.compute_cap, "
-	  "card.memory_model, card.mem_gib, role.name, role.lane, role.model, role.attention_path, "
+	  "card.memory_model, card.mem_gib, role.name, role.lane, role.model, role.attention_path, role.speculative_method, "
 	  "role.<knob>, checkpoint.kv_scales, checkpoint.quant_method, checkpoint.hetero_head_dim" },
 	{ "kind: trait\nname: t\ncause: c\nwhen:\n  - fact: role.temperature\n    eq: 1\n"
 	  "evidence: [{kind: declared, observation: o}]\n",
 	  "5:11: unknown fact 'role.temperature'; expected one of card.id, card.compute_cap, "
-	  "card.memory_model, card.mem_gib, role.name, role.lane, role.model, role.attention_path, "
+	  "card.memory_model, card.mem_gib, role.name, role.lane, role.model, role.attention_path, role.speculative_method, "
 	  "role.<knob>, checkpoint.kv_scales, checkpoint.quant_method, checkpoint.hetero_head_dim" },
 	{ "kind: trait\nname: t\ncause: c\nwhen:\n  - fact: card.mem_gib\n    gt: 4\n"
 	  "evidence: [{kind: declared, observation: o}]\n",
@@ -576,8 +584,8 @@ static const struct bad bad_inline[] = {
 	  "6:3: 'cortex' is empty; expected a mapping of knobs" },
 	{ "kind: profile\nname: p\ncard: any\nstatus: partial\nroles: {}\nknown_failures:\n  - role: brain\n    reason: r\n",
 	  "7:11: role 'brain' is unknown; expected cortex, senses, hand, embedder or reranker" },
-	{ "name: x\n", "1:1: missing 'kind' in the document; expected card, trait, profile or defaults" },
-	{ "kind: chip\nname: x\n", "1:7: kind 'chip' is unknown; expected card, trait, profile or defaults" },
+	{ "name: x\n", "1:1: missing 'kind' in the document; expected card, trait, profile, image or defaults" },
+	{ "kind: chip\nname: x\n", "1:7: kind 'chip' is unknown; expected card, trait, profile, image or defaults" },
 	{ "- kind: card\n", "1:1: the document is a sequence; expected a mapping with a 'kind' key" },
 	{ "", "1:1: empty document; expected a mapping with a 'kind' key" },
 	{ "kind: defaults\nroles:\n  cortex: {feasible: maybe}\n",
@@ -735,7 +743,7 @@ static void test_operator_h100_lab(void **state)
 		fail_msg("%s", e->msg);
 	assert_int_equal(k.n_cards, 5);
 	assert_int_equal(k.n_profiles, 6);
-	assert_int_equal(k.n_traits, 7);
+	assert_int_equal(k.n_traits, 12);
 
 	const struct card *c = knowledge_card(&k, "h100-lab");
 	assert_non_null(c);

@@ -6,6 +6,8 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <jansson.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../util/err.h"
@@ -21,6 +23,54 @@ static bool upper_ident(const char *s)
 	return true;
 }
 
+/* A plain word: letters, digits, '-', '_', '.'. */
+static bool word_ok(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("-_.", *s))
+			return false;
+	return true;
+}
+
+static bool served_names_ok(const char *s)
+{
+	if (!*s)
+		return false;
+	for (const char *p = s; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("-_./,", *p))
+			return false;
+	return !strstr(s, ",,") && s[0] != ',' && s[strlen(s) - 1] != ',';
+}
+
+/* A JSON object, canonical as jansson writes it (key order kept, ", " and
+ * ": " separators). The reason it is not one goes into a static buffer. */
+static int json_canon(const char *in, char **out, const char **expect)
+{
+	static __thread char msg[256];
+	json_error_t je;
+	json_t *j = json_loads(in, JSON_REJECT_DUPLICATES, &je);
+	if (!j || !json_is_object(j)) {
+		snprintf(msg, sizeof(msg), "none or a JSON object (%s%s at column %d)",
+			 j ? "not an object" : "invalid JSON: ", j ? "" : je.text, j ? 1 : je.column);
+		*expect = msg;
+		json_decref(j);
+		return -1;
+	}
+	*out = json_dumps(j, JSON_PRESERVE_ORDER);
+	json_decref(j);
+	if (!*out)
+		return -1;
+	if (strchr(*out, '\'') || strchr(*out, '$')) {
+		free(*out);
+		*out = NULL;
+		*expect = "none or a JSON object without ' or $";
+		return -1;
+	}
+	return 0;
+}
+
 int knob_canon(enum knob_id k, const char *in, char **out, const char **expect)
 {
 	*out = NULL;
@@ -33,6 +83,8 @@ int knob_canon(enum knob_id k, const char *in, char **out, const char **expect)
 		break;
 	case KNOB_FEASIBLE:
 	case KNOB_ENFORCE_EAGER:
+	case KNOB_TRUST_REMOTE_CODE:
+	case KNOB_ENABLE_LORA:
 		*expect = "true or false";
 		if (strcmp(in, "true") != 0 && strcmp(in, "false") != 0)
 			return -1;
@@ -49,11 +101,13 @@ int knob_canon(enum knob_id k, const char *in, char **out, const char **expect)
 		return 0;
 	}
 	case KNOB_MAX_NUM_SEQS:
+	case KNOB_MAX_LORAS:
+	case KNOB_MAX_LORA_RANK:
 		if (strcmp(in, "auto") == 0)
 			break;
 		/* fall through */
 	case KNOB_MAX_MODEL_LEN: {
-		*expect = k == KNOB_MAX_NUM_SEQS ? "a positive integer or auto" : "a positive integer";
+		*expect = k == KNOB_MAX_MODEL_LEN ? "a positive integer" : "a positive integer or auto";
 		errno = 0;
 		long long v = strtoll(in, &end, 10);
 		if (end == in || *end || errno || v <= 0)
@@ -82,6 +136,41 @@ int knob_canon(enum knob_id k, const char *in, char **out, const char **expect)
 	case KNOB_ATTENTION_BACKEND:
 		*expect = "auto or a backend name such as TRITON_ATTN";
 		if (strcmp(in, "auto") != 0 && !upper_ident(in))
+			return -1;
+		break;
+	case KNOB_IMAGE:
+		*expect = "an image reference: name@sha256:<64 hex digits>, or a name:tag";
+		if (!*in || strpbrk(in, " \t'$") || (strchr(in, '@') && !image_ref_pinned(in)))
+			return -1;
+		break;
+	case KNOB_SERVED_NAMES:
+		*expect = "a comma-separated list of role, model or plain names";
+		if (!served_names_ok(in))
+			return -1;
+		break;
+	case KNOB_RUNNER:
+	case KNOB_CONVERT:
+	case KNOB_REASONING_PARSER:
+	case KNOB_TOOL_CALL_PARSER:
+		*expect = k == KNOB_RUNNER || k == KNOB_CONVERT ? "auto or a name such as pooling, embed"
+							       : "none or a parser name such as qwen3";
+		if (!word_ok(in))
+			return -1;
+		break;
+	case KNOB_ENABLE_PREFIX_CACHING:
+		*expect = "auto, true or false";
+		if (strcmp(in, "auto") != 0 && strcmp(in, "true") != 0 && strcmp(in, "false") != 0)
+			return -1;
+		break;
+	case KNOB_SPECULATIVE_CONFIG:
+	case KNOB_HF_OVERRIDES:
+		*expect = "none or a JSON object";
+		if (strcmp(in, "none") == 0)
+			break;
+		return json_canon(in, out, expect);
+	case KNOB_LORA_DIR:
+		*expect = "a directory path without blanks, quotes or $";
+		if (!*in || strpbrk(in, " \t'\"$"))
 			return -1;
 		break;
 	default:

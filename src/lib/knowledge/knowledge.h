@@ -31,7 +31,21 @@ enum knob_id {
 	KNOB_KV_CACHE_DTYPE,    /* "auto" | "fp8" | "fp8_e4m3" | "fp8_e5m2" | "bfloat16" */
 	KNOB_ATTENTION_BACKEND, /* "auto" (no flag) or a backend name, e.g. TRITON_ATTN */
 	KNOB_ENFORCE_EAGER,     /* "true" | "false" */
-	KNOB_MAX_NUM_SEQS,      /* positive integer */
+	KNOB_MAX_NUM_SEQS,      /* positive integer or "auto" (no flag) */
+	KNOB_IMAGE,             /* container image; profiles pin name@sha256:<64 hex> */
+	KNOB_SERVED_NAMES,      /* comma list of "role", "model" or literal names */
+	KNOB_RUNNER,            /* "auto" (no flag) or a runner: pooling, generate */
+	KNOB_CONVERT,           /* "auto" (no flag) or a conversion: embed, classify */
+	KNOB_REASONING_PARSER,  /* "none" (no flag) or a registered reasoning parser */
+	KNOB_TOOL_CALL_PARSER,  /* "none" (no flag) or a registered tool parser (+ auto tool choice) */
+	KNOB_ENABLE_PREFIX_CACHING, /* "auto" (no flag) | "true" | "false" */
+	KNOB_SPECULATIVE_CONFIG, /* "none" (no flag) or a JSON object */
+	KNOB_HF_OVERRIDES,      /* "none" (no flag) or a JSON object */
+	KNOB_TRUST_REMOTE_CODE, /* "true" | "false" (no flag) */
+	KNOB_ENABLE_LORA,       /* "true" | "false" (no flag) */
+	KNOB_MAX_LORAS,         /* positive integer or "auto" (no flag) */
+	KNOB_MAX_LORA_RANK,     /* positive integer or "auto" (no flag) */
+	KNOB_LORA_DIR,          /* host dir of LoRA adapters, mounted read-only when LoRA is on */
 	KNOB__COUNT
 };
 
@@ -116,6 +130,21 @@ struct trait {
 	struct src_pos *overrides_pos; /* one per overrides entry (cross-checks) */
 };
 
+/* A container image lobes knows: the vLLM it carries selects the flag
+ * list, env registry and parsers it is checked against (data/images/,
+ * data/vllm/<registry>/). */
+struct vimage {
+	char *name;          /* short name: "vllm-0.26.1rc1.dev942" */
+	struct src_pos pos;
+	bool from_operator;
+	char *ref;           /* "vllm/vllm-openai@sha256:<64 hex>" */
+	char *vllm_version;  /* "0.26.1rc1.dev942+g5a4c8d992" */
+	char *registry;      /* folder under data/vllm/: "5a4c8d992" */
+	char *description;
+	struct evidence *evidence;
+	size_t n_evidence;
+};
+
 struct known_failure {
 	char *role, *probe, *reason, *ref;
 };
@@ -150,6 +179,8 @@ struct knowledge {
 	size_t n_traits;
 	struct profile *profiles;
 	size_t n_profiles;
+	struct vimage *images;
+	size_t n_images;
 	struct role_spec defaults[ROLE__COUNT]; /* template defaults */
 	struct src_pos defaults_pos;            /* file NULL = no defaults loaded */
 	bool defaults_from_operator;
@@ -175,6 +206,15 @@ void knowledge_free(struct knowledge *k);
 const struct card *knowledge_card(const struct knowledge *k, const char *name);
 const struct trait *knowledge_trait(const struct knowledge *k, const char *name);
 const struct profile *knowledge_profile(const struct knowledge *k, const char *name);
+/* The image whose ref equals ref, or NULL (an unrecorded image). */
+const struct vimage *knowledge_image(const struct knowledge *k, const char *ref);
+
+/* True for "name@sha256:<64 hex>" (name non-empty, no blanks). */
+bool image_ref_pinned(const char *ref);
+/* Why ref is not a pinned digest ("a digest prefix: 8 of the 64 hex
+ * digits", "no digest: a tag can move", "empty"), or NULL when it is.
+ * Caller frees. */
+char *image_ref_problem(const char *ref);
 
 json_t *evidence_json(const struct evidence *e);
 char *src_pos_str(const struct src_pos *p); /* "file:line:col" */

@@ -652,7 +652,7 @@ static int add_root(struct knowledge *k, const struct pctx *c, struct fy_node *r
 {
 	bool operator = c->operator;
 	int rc;
-	static const char *const kinds[] = { "card", "trait", "profile", "defaults", NULL };
+	static const char *const kinds[] = { "card", "trait", "profile", "image", "defaults", NULL };
 	_cleanup_free_ char *kind = NULL;
 	if (yenum(c, root, NULL, "kind", "the document", true, kinds, &kind, err) < 0)
 		return -1;
@@ -677,6 +677,13 @@ static int add_root(struct knowledge *k, const struct pctx *c, struct fy_node *r
 		if (rc == 0)
 			rc = ADD_ITEM(k, profiles, n_profiles, &it, profile_free, "profile", err);
 		profile_free(&it);
+	} else if (strcmp(kind, "image") == 0) {
+		struct vimage it = { 0 };
+		it.from_operator = operator;
+		rc = image_parse(c, root, &it, err);
+		if (rc == 0)
+			rc = ADD_ITEM(k, images, n_images, &it, vimage_free, "image", err);
+		vimage_free(&it);
 	} else {
 		rc = add_defaults(k, c, root, err);
 	}
@@ -799,7 +806,7 @@ static int load_files_in(struct knowledge *k, const char *dir, bool operator, bo
 
 int knowledge_load_dir(struct knowledge *k, const char *dir, bool operator, struct err **err)
 {
-	static const char *const subs[] = { "cards", "traits", "profiles" };
+	static const char *const subs[] = { "cards", "traits", "profiles", "images" };
 	if (!fs_is_dir(dir)) {
 		if (fs_exists(dir))
 			return err_set(err, EXIT_CONFIG,
@@ -823,7 +830,7 @@ static bool embedded_knowledge(const char *p)
 {
 	if (strcmp(p, "data/template/defaults.yaml") == 0)
 		return true;
-	const char *const dirs[] = { "data/cards/", "data/traits/", "data/profiles/" };
+	const char *const dirs[] = { "data/cards/", "data/traits/", "data/profiles/", "data/images/" };
 	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
 		if (str_starts_with(p, dirs[i]) && !strchr(p + strlen(dirs[i]), '/'))
 			return yaml_name(p + strlen(dirs[i]));
@@ -928,7 +935,7 @@ int knowledge_check(const struct knowledge *k, struct err **err)
 			seen |= 1u << r;
 		}
 	}
-	return 0;
+	return knowledge_check_serving(k, err);
 }
 
 const struct card *knowledge_card(const struct knowledge *k, const char *name)
@@ -968,6 +975,9 @@ void knowledge_free(struct knowledge *k)
 	for (size_t i = 0; i < k->n_profiles; i++)
 		profile_free(&k->profiles[i]);
 	free(k->profiles);
+	for (size_t i = 0; i < k->n_images; i++)
+		vimage_free(&k->images[i]);
+	free(k->images);
 	for (int r = 0; r < ROLE__COUNT; r++)
 		role_spec_free(&k->defaults[r]);
 	pos_free(&k->defaults_pos);

@@ -30,6 +30,20 @@ static const char *const knob_names[KNOB__COUNT] = {
 	[KNOB_ATTENTION_BACKEND] = "attention_backend",
 	[KNOB_ENFORCE_EAGER] = "enforce_eager",
 	[KNOB_MAX_NUM_SEQS] = "max_num_seqs",
+	[KNOB_IMAGE] = "image",
+	[KNOB_SERVED_NAMES] = "served_names",
+	[KNOB_RUNNER] = "runner",
+	[KNOB_CONVERT] = "convert",
+	[KNOB_REASONING_PARSER] = "reasoning_parser",
+	[KNOB_TOOL_CALL_PARSER] = "tool_call_parser",
+	[KNOB_ENABLE_PREFIX_CACHING] = "enable_prefix_caching",
+	[KNOB_SPECULATIVE_CONFIG] = "speculative_config",
+	[KNOB_HF_OVERRIDES] = "hf_overrides",
+	[KNOB_TRUST_REMOTE_CODE] = "trust_remote_code",
+	[KNOB_ENABLE_LORA] = "enable_lora",
+	[KNOB_MAX_LORAS] = "max_loras",
+	[KNOB_MAX_LORA_RANK] = "max_lora_rank",
+	[KNOB_LORA_DIR] = "lora_dir",
 };
 
 const char *role_name(enum role_id r)

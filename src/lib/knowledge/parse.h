@@ -101,6 +101,11 @@ void profile_free(struct profile *p);
 int card_parse(const struct pctx *c, struct fy_node *root, struct card *out, struct err **err);
 int trait_parse(const struct pctx *c, struct fy_node *root, struct trait *out, struct err **err);
 int profile_parse(const struct pctx *c, struct fy_node *root, struct profile *out, struct err **err);
+int image_parse(const struct pctx *c, struct fy_node *root, struct vimage *out, struct err **err);
+void vimage_free(struct vimage *m);
+/* Every profile role's image is a known, pinned image, and the serving
+ * knobs it sets are accepted by that image's vLLM (images.c). */
+int knowledge_check_serving(const struct knowledge *k, struct err **err);
 int defaults_parse(const struct pctx *c, struct fy_node *root, struct role_spec out[ROLE__COUNT],
 		   struct err **err);
 

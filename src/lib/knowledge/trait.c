@@ -28,7 +28,7 @@
 static const char *const ops[] = { "eq", "ne", "in", "lt", "ge", NULL };
 static const char fact_list[] =
 	"card.id, card.compute_cap, card.memory_model, card.mem_gib, role.name, role.lane, "
-	"role.model, role.attention_path, role.<knob>, checkpoint.kv_scales, "
+	"role.model, role.attention_path, role.speculative_method, role.<knob>, checkpoint.kv_scales, "
 	"checkpoint.quant_method, checkpoint.hetero_head_dim";
 
 void trait_free(struct trait *t)
@@ -112,7 +112,8 @@ static bool fact_known(const char *fact, int *knob, bool *numeric)
 	static const char *const plain[] = { "card.id",	     "card.compute_cap",      "card.memory_model",
 					     "card.mem_gib", "role.name",	      "role.lane",
 					     "role.model",   "role.attention_path",   "checkpoint.kv_scales",
-					     "checkpoint.quant_method", "checkpoint.hetero_head_dim" };
+					     "checkpoint.quant_method", "checkpoint.hetero_head_dim",
+					     "role.speculative_method" };
 	*knob = -1;
 	*numeric = strcmp(fact, "card.compute_cap") == 0 || strcmp(fact, "card.mem_gib") == 0;
 	for (size_t i = 0; i < ARRAY_SIZE(plain); i++)
@@ -167,7 +168,7 @@ static char *fact_value(const char *fact, int knob, const char *op, const char *
 	} else if (!strcmp(fact, "checkpoint.hetero_head_dim")) {
 		ok = is_one_of(v, "true", "false");
 		expect = "true or false";
-	} else { /* role.model, checkpoint.quant_method */
+	} else { /* role.model, role.speculative_method, checkpoint.quant_method */
 		ok = true;
 		for (const char *p = v; *p; p++)
 			if (isspace((unsigned char)*p))

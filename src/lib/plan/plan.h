@@ -19,6 +19,7 @@
 
 #include "../facts/facts.h"
 #include "../knowledge/knowledge.h"
+#include "../knowledge/vllm.h"
 
 enum prov_kind { PROV_DEFAULT, PROV_PROFILE, PROV_TRAIT, PROV_OVERRIDE };
 const char *prov_kind_name(enum prov_kind k); /* "default" "profile" "trait" "override" */
@@ -56,6 +57,8 @@ struct role_plan {
 	char *attention_path_why; /* owned */
 	struct trait_eval *evals;
 	size_t n_evals;
+	const struct vimage *image; /* the recorded image of knob image; NULL = not recorded */
+	struct vllm_reg *reg;       /* owned: its vLLM lists; NULL when the image is not recorded */
 };
 
 struct override {

@@ -3,6 +3,8 @@
  * path a role will take. One definition used by the plan (over the values a
  * profile gives) and by doctor (over the values a deploy dir holds).
  */
+#include <jansson.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../util/buf.h"
@@ -39,6 +41,20 @@ static const char *view_get(const struct fact_view *v, const char *name, char nu
 		return lane_name(role_lane(r));
 	if (strcmp(name, "role.attention_path") == 0)
 		return v->attention_path;
+	if (strcmp(name, "role.speculative_method") == 0) {
+		/* the "method" of speculative_config; "none" without one */
+		const char *sc = v->knobs[KNOB_SPECULATIVE_CONFIG];
+		if (!sc)
+			return NULL;
+		if (strcmp(sc, "none") == 0)
+			return "none";
+		json_auto_t *j = json_loads(sc, 0, NULL);
+		const char *m = json_string_value(json_object_get(j, "method"));
+		if (!m)
+			return NULL;
+		snprintf(numbuf, 32, "%s", m);
+		return numbuf;
+	}
 	if (strcmp(name, "checkpoint.kv_scales") == 0)
 		return !ck ? NULL : ck->kv_scales == TRI_TRUE ? "present"
 				: ck->kv_scales == TRI_FALSE ? "absent"

@@ -316,7 +316,14 @@ int plan_resolve(struct plan *p, const struct plan_input *in, struct err **err)
 		derive_attention_path(p, rp);
 		if (!role_feasible(p, (enum role_id)r))
 			continue;
-		static const enum knob_id need[] = { KNOB_MODEL, KNOB_GPU_MEM_UTIL, KNOB_MAX_MODEL_LEN };
+		rp->image = knowledge_image(in->k, rp->knobs[KNOB_IMAGE].value);
+		if (rp->image) {
+			rp->reg = xcalloc(1, sizeof(*rp->reg));
+			if (vllm_reg_load(rp->reg, rp->image->registry, err) < 0)
+				return -1;
+		}
+		static const enum knob_id need[] = { KNOB_MODEL, KNOB_GPU_MEM_UTIL, KNOB_MAX_MODEL_LEN,
+						     KNOB_IMAGE };
 		for (size_t i = 0; i < ARRAY_SIZE(need); i++)
 			if (!rp->knobs[need[i]].value)
 				return err_set(err, EXIT_CONFIG, "%s: role '%s' is feasible but has no %s; "
@@ -349,6 +356,9 @@ void plan_free(struct plan *p)
 		for (size_t i = 0; i < rp->n_evals; i++)
 			free(rp->evals[i].detail);
 		free(rp->evals);
+		if (rp->reg)
+			vllm_reg_free(rp->reg);
+		free(rp->reg);
 	}
 	knob_value_free(&p->bringup);
 	strv_free(p->dead_env);

@@ -2,18 +2,24 @@
  * compose.c — render the plan into docker-compose.yml, the GPU overlay and
  * .env (see render.h for the contract).
  *
- * Every knob flows from .env as ${KEY:-plan value}; a knob whose flag must
- * be absent (quantization none, attention auto, eager off, max_num_seqs
- * auto) renders no list item at all, so no stray argv token is left. Each
- * command item is single-quoted YAML; `$` in a value is doubled for compose
- * and `'` doubled for YAML. The attention backend is set only with
- * --attention-config (JSON); VLLM_ATTENTION_BACKEND is never written.
+ * No lobes placeholder reaches vLLM (docs/knowledge.md "What reaches
+ * vLLM"): only knobs whose every valid value is also a valid vLLM value
+ * (image, model, port, gpu_mem_util, max_model_len, kv_cache_dtype) flow
+ * from .env as ${KEY:-plan value}, where an empty value falls back to the
+ * rendered one. Every other knob has a "no flag" word (none, auto, false)
+ * and compose cannot drop a list item, so `lobes init` writes it literally
+ * from the plan after checking it; a knob whose flag must be absent renders
+ * no list item at all. Each command item is single-quoted YAML; `$` in a
+ * value is doubled for compose and `'` doubled for YAML, so JSON values
+ * (--speculative-config, --hf-overrides, --attention-config) survive
+ * interpolation. VLLM_ATTENTION_BACKEND is never written.
  */
 #include <ctype.h>
 #include <string.h>
 
 #include "../util/buf.h"
 #include "../util/cleanup.h"
+#include "../knowledge/vllm.h"
 #include "render.h"
 
 char *env_key(enum role_id r, const char *suffix)
@@ -38,7 +44,9 @@ static void add_sq(struct buf *b, const char *s)
 	}
 }
 
-/* "- '<prefix>${KEY:-value}<suffix>'" */
+/* "- '<prefix>${KEY:-value}<suffix>'": a knob the operator may change in
+ * .env without `lobes init` (its every valid value is a valid vLLM value;
+ * an empty value falls back to the rendered one). */
 static void add_item(struct buf *b, const char *prefix, enum role_id r, enum knob_id k,
 		     const char *value, const char *suffix)
 {
@@ -52,9 +60,95 @@ static void add_item(struct buf *b, const char *prefix, enum role_id r, enum kno
 	buf_adds(b, "'\n");
 }
 
+/* "- '<prefix><value>'": written by `lobes init` from the plan, never
+ * interpolated, so a lobes placeholder in .env cannot reach vLLM. */
+static void add_lit(struct buf *b, const char *prefix, const char *value)
+{
+	buf_adds(b, "      - '");
+	add_sq(b, prefix);
+	add_sq(b, value ? value : "");
+	buf_adds(b, "'\n");
+}
+
 static const char *kv(const struct role_plan *rp, enum knob_id k)
 {
 	return rp->knobs[k].value ? rp->knobs[k].value : "";
+}
+
+/* A knob value that renders a flag: not empty and not its "no flag" word. */
+static bool set(const struct role_plan *rp, enum knob_id k, const char *no_flag)
+{
+	const char *v = kv(rp, k);
+	return *v && strcmp(v, no_flag) != 0;
+}
+
+/* --served-model-name NAME...: "role" is the role name, "model" the
+ * checkpoint id as .env has it (so both follow an edit of <ROLE>_MODEL). */
+static void served_names(struct buf *b, const struct role_plan *rp)
+{
+	const char *names = set(rp, KNOB_SERVED_NAMES, "none") ? kv(rp, KNOB_SERVED_NAMES) : "role";
+	buf_adds(b, "      - '--served-model-name'\n");
+	_cleanup_free_ char *copy = xstrdup(names);
+	char *save = NULL;
+	for (char *n = strtok_r(copy, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
+		if (strcmp(n, "role") == 0)
+			add_lit(b, "", role_name(rp->role));
+		else if (strcmp(n, "model") == 0)
+			add_item(b, "", rp->role, KNOB_MODEL, kv(rp, KNOB_MODEL), "");
+		else
+			add_lit(b, "", n);
+	}
+}
+
+/* The vLLM flags of one role, in a fixed order. */
+static void serve_flags(struct buf *b, const struct fleet_template *t, const struct role_plan *rp)
+{
+	enum role_id r = rp->role;
+	_cleanup_free_ char *portkey = env_key(r, "port");
+	add_item(b, "", r, KNOB_MODEL, kv(rp, KNOB_MODEL), "");
+	served_names(b, rp);
+	buf_adds(b, "      - '--host=127.0.0.1'\n");
+	buf_printf(b, "      - '--port=${%s:-%d}'\n", portkey, t->ports[r]);
+	add_item(b, "--gpu-memory-utilization=", r, KNOB_GPU_MEM_UTIL, kv(rp, KNOB_GPU_MEM_UTIL), "");
+	add_item(b, "--max-model-len=", r, KNOB_MAX_MODEL_LEN, kv(rp, KNOB_MAX_MODEL_LEN), "");
+	add_item(b, "--kv-cache-dtype=", r, KNOB_KV_CACHE_DTYPE, kv(rp, KNOB_KV_CACHE_DTYPE), "");
+	if (set(rp, KNOB_QUANTIZATION, "none"))
+		add_lit(b, "--quantization=", kv(rp, KNOB_QUANTIZATION));
+	if (set(rp, KNOB_MAX_NUM_SEQS, "auto"))
+		add_lit(b, "--max-num-seqs=", kv(rp, KNOB_MAX_NUM_SEQS));
+	if (set(rp, KNOB_ATTENTION_BACKEND, "auto")) {
+		_cleanup_free_ char *j = xasprintf("{\"backend\": \"%s\"}", kv(rp, KNOB_ATTENTION_BACKEND));
+		add_lit(b, "--attention-config=", j);
+	}
+	if (knob_is_true(&rp->knobs[KNOB_ENFORCE_EAGER]))
+		add_lit(b, "--enforce-eager", "");
+	if (set(rp, KNOB_RUNNER, "auto"))
+		add_lit(b, "--runner=", kv(rp, KNOB_RUNNER));
+	if (set(rp, KNOB_CONVERT, "auto"))
+		add_lit(b, "--convert=", kv(rp, KNOB_CONVERT));
+	if (knob_is_true(&rp->knobs[KNOB_TRUST_REMOTE_CODE]))
+		add_lit(b, "--trust-remote-code", "");
+	if (set(rp, KNOB_HF_OVERRIDES, "none"))
+		add_lit(b, "--hf-overrides=", kv(rp, KNOB_HF_OVERRIDES));
+	if (set(rp, KNOB_REASONING_PARSER, "none"))
+		add_lit(b, "--reasoning-parser=", kv(rp, KNOB_REASONING_PARSER));
+	if (set(rp, KNOB_TOOL_CALL_PARSER, "none")) {
+		add_lit(b, "--enable-auto-tool-choice", "");
+		add_lit(b, "--tool-call-parser=", kv(rp, KNOB_TOOL_CALL_PARSER));
+	}
+	if (set(rp, KNOB_ENABLE_PREFIX_CACHING, "auto"))
+		add_lit(b, knob_is_true(&rp->knobs[KNOB_ENABLE_PREFIX_CACHING]) ? "--enable-prefix-caching"
+										 : "--no-enable-prefix-caching",
+			"");
+	if (set(rp, KNOB_SPECULATIVE_CONFIG, "none"))
+		add_lit(b, "--speculative-config=", kv(rp, KNOB_SPECULATIVE_CONFIG));
+	if (knob_is_true(&rp->knobs[KNOB_ENABLE_LORA])) {
+		add_lit(b, "--enable-lora", "");
+		if (set(rp, KNOB_MAX_LORAS, "auto"))
+			add_lit(b, "--max-loras=", kv(rp, KNOB_MAX_LORAS));
+		if (set(rp, KNOB_MAX_LORA_RANK, "auto"))
+			add_lit(b, "--max-lora-rank=", kv(rp, KNOB_MAX_LORA_RANK));
+	}
 }
 
 static void render_service(struct buf *b, const struct plan *p, const struct fleet_template *t,
@@ -62,42 +156,31 @@ static void render_service(struct buf *b, const struct plan *p, const struct fle
 {
 	enum role_id r = rp->role;
 	const char *name = role_name(r);
-	_cleanup_free_ char *image = fleet_template_image(t);
 	_cleanup_free_ char *portkey = env_key(r, "port");
+	_cleanup_free_ char *imgkey = env_key(r, "image");
 	buf_printf(b, "  %s:\n", name);
-	buf_adds(b, "    image: '${LOBES_IMAGE:-");
-	add_sq(b, image);
+	buf_printf(b, "    image: '${%s:-", imgkey);
+	add_sq(b, kv(rp, KNOB_IMAGE));
 	buf_adds(b, "}'\n");
-	buf_adds(b, "    network_mode: host\n    restart: unless-stopped\n");
+	buf_adds(b, "    network_mode: host\n    ipc: host\n");
+	buf_adds(b, "    ulimits:\n      memlock: -1\n      stack: 67108864\n");
+	buf_adds(b, "    restart: unless-stopped\n");
 	buf_adds(b, "    entrypoint: [\"vllm\", \"serve\"]\n    command:\n");
-	add_item(b, "", r, KNOB_MODEL, kv(rp, KNOB_MODEL), "");
-	buf_printf(b, "      - '--served-model-name=%s'\n", name);
-	buf_adds(b, "      - '--host=127.0.0.1'\n");
-	buf_printf(b, "      - '--port=${%s:-%d}'\n", portkey, t->ports[r]);
-	add_item(b, "--gpu-memory-utilization=", r, KNOB_GPU_MEM_UTIL, kv(rp, KNOB_GPU_MEM_UTIL), "");
-	add_item(b, "--max-model-len=", r, KNOB_MAX_MODEL_LEN, kv(rp, KNOB_MAX_MODEL_LEN), "");
-	add_item(b, "--kv-cache-dtype=", r, KNOB_KV_CACHE_DTYPE, kv(rp, KNOB_KV_CACHE_DTYPE), "");
-	const char *q = kv(rp, KNOB_QUANTIZATION);
-	if (*q && strcmp(q, "none") != 0)
-		add_item(b, "--quantization=", r, KNOB_QUANTIZATION, q, "");
-	const char *seqs = kv(rp, KNOB_MAX_NUM_SEQS);
-	if (*seqs && strcmp(seqs, "auto") != 0)
-		add_item(b, "--max-num-seqs=", r, KNOB_MAX_NUM_SEQS, seqs, "");
-	const char *ab = kv(rp, KNOB_ATTENTION_BACKEND);
-	if (*ab && strcmp(ab, "auto") != 0)
-		add_item(b, "--attention-config={\"backend\": \"", r, KNOB_ATTENTION_BACKEND, ab, "\"}");
-	if (knob_is_true(&rp->knobs[KNOB_ENFORCE_EAGER]))
-		buf_adds(b, "      - '--enforce-eager'\n");
-	if (r == ROLE_EMBEDDER)
-		buf_adds(b, "      - '--runner=pooling'\n      - '--convert=embed'\n");
-	else if (r == ROLE_RERANKER)
-		buf_adds(b, "      - '--runner=pooling'\n      - '--convert=classify'\n");
+	serve_flags(b, t, rp);
 	buf_printf(b, "    environment:\n      HF_HOME: '%s'\n", t->hf_container);
+	buf_adds(b, "      HF_TOKEN: '${HF_TOKEN:-}'\n");
+	if (rp->reg && vllm_reg_has_env(rp->reg, "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS"))
+		buf_adds(b, "      VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS: '0'\n");
 	buf_adds(b, "    volumes:\n      - '${LOBES_HF_CACHE:-");
 	add_sq(b, t->hf_host);
 	buf_adds(b, "}:");
 	add_sq(b, t->hf_container);
 	buf_adds(b, "'\n");
+	if (knob_is_true(&rp->knobs[KNOB_ENABLE_LORA]) && set(rp, KNOB_LORA_DIR, "none")) {
+		buf_adds(b, "      - '");
+		add_sq(b, kv(rp, KNOB_LORA_DIR));
+		buf_adds(b, ":/adapters:ro'\n");
+	}
 	buf_printf(b, "    labels:\n      lobes.role: '%s'\n      lobes.profile: '%s'\n", name,
 		   p->profile->name);
 	buf_printf(b, "    healthcheck:\n"
@@ -173,14 +256,14 @@ static char *render_env(const struct plan *p, const struct fleet_template *t)
 	buf_init(&b, 0);
 	header(&b, ".env", p, "Edit values here; `lobes init` keeps your edits (unless --reset KEY).");
 	buf_adds(&b, "# Mode 0600: secrets such as HF_TOKEN may be added here and are never printed.\n");
-	_cleanup_free_ char *image = fleet_template_image(t);
+	buf_adds(&b, "# Compose reads <ROLE>_IMAGE, _PORT, _MODEL, _GPU_MEM_UTIL, _MAX_MODEL_LEN and\n"
+		     "# _KV_CACHE_DTYPE at every start; every other knob takes effect on\n"
+		     "# `lobes init --apply`, which checks it first.\n");
 	buf_adds(&b, "COMPOSE_FILE=docker-compose.yml:docker-compose.gpu.yml\n");
 	buf_adds(&b, "COMPOSE_PROJECT_NAME=lobes\n");
 	buf_printf(&b, "LOBES_PROFILE=%s\n", p->profile->name);
 	buf_printf(&b, "LOBES_CARD=%s\n", p->card ? p->card->name : "unknown");
 	buf_printf(&b, "LOBES_GPU_ATTACH=%s\n", gpu_attach(p));
-	buf_printf(&b, "LOBES_IMAGE=%s\n", image);
-	buf_printf(&b, "LOBES_VLLM_VERSION=%s\n", t->vllm_version);
 	buf_printf(&b, "LOBES_HF_CACHE=%s\n", t->hf_host);
 	buf_printf(&b, "LOBES_BRINGUP=%s\n", p->bringup.value ? p->bringup.value : "together");
 	buf_adds(&b, "LOBES_ORDER=");
@@ -200,6 +283,10 @@ static char *render_env(const struct plan *p, const struct fleet_template *t)
 		buf_printf(&b, "%s=%d\n", pk, t->ports[r]);
 		for (int k = 0; k < KNOB__COUNT; k++) {
 			if (k == KNOB_FEASIBLE)
+				continue;
+			/* a parser key is absent when the role has none (.env contract) */
+			if ((k == KNOB_TOOL_CALL_PARSER || k == KNOB_REASONING_PARSER) &&
+			    !set(rp, (enum knob_id)k, "none"))
 				continue;
 			_cleanup_free_ char *key = env_key((enum role_id)r, knob_name((enum knob_id)k));
 			buf_printf(&b, "%s=%s\n", key, kv(rp, (enum knob_id)k));
@@ -252,7 +339,10 @@ static const char *const contract[] = {
 #define ROLE_KEYS(R)                                                                              \
 	R "_FEASIBLE", R "_PORT", R "_MODEL", R "_GPU_MEM_UTIL", R "_MAX_MODEL_LEN",               \
 		R "_QUANTIZATION", R "_KV_CACHE_DTYPE", R "_ATTENTION_BACKEND", R "_ENFORCE_EAGER", \
-		R "_MAX_NUM_SEQS"
+		R "_MAX_NUM_SEQS", R "_IMAGE", R "_SERVED_NAMES", R "_RUNNER", R "_CONVERT",        \
+		R "_REASONING_PARSER", R "_TOOL_CALL_PARSER", R "_ENABLE_PREFIX_CACHING",           \
+		R "_SPECULATIVE_CONFIG", R "_HF_OVERRIDES", R "_TRUST_REMOTE_CODE", R "_ENABLE_LORA", \
+		R "_MAX_LORAS", R "_MAX_LORA_RANK", R "_LORA_DIR"
 	ROLE_KEYS("CORTEX"), ROLE_KEYS("SENSES"), ROLE_KEYS("HAND"), ROLE_KEYS("EMBEDDER"),
 	ROLE_KEYS("RERANKER"), NULL
 #undef ROLE_KEYS

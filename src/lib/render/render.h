@@ -19,9 +19,6 @@
 #include "../plan/plan.h"
 
 struct fleet_template {
-	char *image_ref;    /* "vllm/vllm-openai" */
-	char *image_digest; /* "sha256:…" (may be a recorded prefix only) */
-	char *vllm_version;
 	char *hf_host, *hf_container;
 	char *hc_interval, *hc_timeout, *hc_start_period;
 	int hc_retries;
@@ -35,10 +32,6 @@ int fleet_template_load(struct fleet_template *t, struct err **err);
 int fleet_template_parse(struct fleet_template *t, const char *name, const char *text, size_t len,
 			 struct err **err);
 void fleet_template_free(struct fleet_template *t);
-/* "ref@digest" */
-char *fleet_template_image(const struct fleet_template *t);
-/* True when the digest is a full sha256 (64 hex digits). */
-int fleet_template_digest_complete(const struct fleet_template *t);
 
 struct render_file {
 	char *name; /* "docker-compose.yml", "docker-compose.gpu.yml", ".env" */

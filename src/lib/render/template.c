@@ -51,10 +51,7 @@ int fleet_template_parse(struct fleet_template *t, const char *name, const char 
 		node_err(err, name, root, "expected a mapping");
 		goto out;
 	}
-	if (!(t->image_ref = scalar_at(root, "/image/ref", name, err)) ||
-	    !(t->image_digest = scalar_at(root, "/image/digest", name, err)) ||
-	    !(t->vllm_version = scalar_at(root, "/image/vllm_version", name, err)) ||
-	    !(t->hf_host = scalar_at(root, "/hf_cache/host", name, err)) ||
+	if (!(t->hf_host = scalar_at(root, "/hf_cache/host", name, err)) ||
 	    !(t->hf_container = scalar_at(root, "/hf_cache/container", name, err)) ||
 	    !(t->hc_interval = scalar_at(root, "/healthcheck/interval", name, err)) ||
 	    !(t->hc_timeout = scalar_at(root, "/healthcheck/timeout", name, err)) ||
@@ -98,9 +95,6 @@ int fleet_template_load(struct fleet_template *t, struct err **err)
 
 void fleet_template_free(struct fleet_template *t)
 {
-	free(t->image_ref);
-	free(t->image_digest);
-	free(t->vllm_version);
 	free(t->hf_host);
 	free(t->hf_container);
 	free(t->hc_interval);
@@ -110,18 +104,3 @@ void fleet_template_free(struct fleet_template *t)
 	memset(t, 0, sizeof(*t));
 }
 
-char *fleet_template_image(const struct fleet_template *t)
-{
-	return xasprintf("%s@%s", t->image_ref, t->image_digest);
-}
-
-int fleet_template_digest_complete(const struct fleet_template *t)
-{
-	const char *d = t->image_digest;
-	if (strncmp(d, "sha256:", 7) != 0 || strlen(d + 7) != 64)
-		return 0;
-	for (const char *p = d + 7; *p; p++)
-		if (!isxdigit((unsigned char)*p))
-			return 0;
-	return 1;
-}

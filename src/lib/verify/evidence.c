@@ -212,12 +212,14 @@ json_t *verify_collect(const struct question *q, const struct verify_opts *o, st
 		vl += strlen("vLLM API server version ");
 		version = xasprintf("%.*s", (int)strcspn(vl, " \r\n"), vl);
 	} else {
-		struct fleet_template ft;
-		if (fleet_template_load(&ft, NULL) == 0) {
-			version = xstrdup(ft.vllm_version);
-			fleet_template_free(&ft);
-		}
-		vsrc = "the pinned version (declared; the log does not say)";
+		struct knowledge kk = { 0 };
+		const struct vimage *vi = NULL;
+		if (knowledge_load(&kk, NULL, NULL) == 0 && (vi = knowledge_image(&kk, c->image)))
+			version = xstrdup(vi->vllm_version);
+		knowledge_free(&kk);
+		vsrc = version ? "the version recorded for the container's image (declared; the log does "
+				 "not say)"
+			       : "unknown: the log does not say and the image is not recorded";
 	}
 	free(log);
 	obs_put(obs, "image.vllm_version", version);

@@ -28,6 +28,8 @@ void deployed_free(struct deployed *d)
 	for (int r = 0; r < ROLE__COUNT; r++) {
 		struct deployed_role *dr = &d->roles[r];
 		free(dr->service);
+		free(dr->image);
+		strv_free(dr->args);
 		for (int k = 0; k < KNOB__COUNT; k++)
 			free(dr->knobs[k]);
 		checkpoint_facts_free(&dr->ck);
@@ -144,7 +146,30 @@ static void args_add(char ***v, struct fy_node *n)
 static const char *const value_flags[] = {
 	"model", "gpu-memory-utilization", "max-model-len", "kv-cache-dtype", "quantization",
 	"max-num-seqs", "attention-config", "attention-backend", "served-model-name", "host", "port",
-	"runner", "convert", "dtype", "tensor-parallel-size", NULL
+	"runner", "convert", "dtype", "tensor-parallel-size", "speculative-config", "hf-overrides",
+	"reasoning-parser", "tool-call-parser", "max-loras", "max-lora-rank", NULL
+};
+
+/* Flags read back into a knob as they are; bare flags set a knob's word. */
+static const struct {
+	const char *flag;
+	enum knob_id knob;
+	const char *bare; /* NULL: the flag takes a value */
+} readback[] = {
+	{ "speculative-config", KNOB_SPECULATIVE_CONFIG, NULL },
+	{ "hf-overrides", KNOB_HF_OVERRIDES, NULL },
+	{ "reasoning-parser", KNOB_REASONING_PARSER, NULL },
+	{ "tool-call-parser", KNOB_TOOL_CALL_PARSER, NULL },
+	{ "runner", KNOB_RUNNER, NULL },
+	{ "convert", KNOB_CONVERT, NULL },
+	{ "max-loras", KNOB_MAX_LORAS, NULL },
+	{ "max-lora-rank", KNOB_MAX_LORA_RANK, NULL },
+	{ "trust-remote-code", KNOB_TRUST_REMOTE_CODE, "true" },
+	{ "no-trust-remote-code", KNOB_TRUST_REMOTE_CODE, "false" },
+	{ "enable-lora", KNOB_ENABLE_LORA, "true" },
+	{ "no-enable-lora", KNOB_ENABLE_LORA, "false" },
+	{ "enable-prefix-caching", KNOB_ENABLE_PREFIX_CACHING, "true" },
+	{ "no-enable-prefix-caching", KNOB_ENABLE_PREFIX_CACHING, "false" },
 };
 
 static void set_knob(struct deployed_role *dr, enum knob_id k, const char *v)
@@ -164,6 +189,15 @@ static void knobs_from_args(struct deployed_role *dr, char **args)
 	set_knob(dr, KNOB_ATTENTION_BACKEND, "auto");
 	set_knob(dr, KNOB_ENFORCE_EAGER, "false");
 	set_knob(dr, KNOB_MAX_NUM_SEQS, "auto");
+	set_knob(dr, KNOB_SPECULATIVE_CONFIG, "none");
+	set_knob(dr, KNOB_HF_OVERRIDES, "none");
+	set_knob(dr, KNOB_REASONING_PARSER, "none");
+	set_knob(dr, KNOB_TOOL_CALL_PARSER, "none");
+	set_knob(dr, KNOB_RUNNER, "auto");
+	set_knob(dr, KNOB_CONVERT, "auto");
+	set_knob(dr, KNOB_TRUST_REMOTE_CODE, "false");
+	set_knob(dr, KNOB_ENABLE_LORA, "false");
+	set_knob(dr, KNOB_ENABLE_PREFIX_CACHING, "auto");
 	for (size_t i = 0; args && args[i]; i++) {
 		const char *a = args[i];
 		if (!str_starts_with(a, "--")) {
@@ -181,6 +215,9 @@ static void knobs_from_args(struct deployed_role *dr, char **args)
 			set_knob(dr, KNOB_ENFORCE_EAGER, "true");
 		else if (strcmp(name, "no-enforce-eager") == 0)
 			set_knob(dr, KNOB_ENFORCE_EAGER, "false");
+		for (size_t r = 0; r < ARRAY_SIZE(readback); r++)
+			if (strcmp(name, readback[r].flag) == 0 && (readback[r].bare ? !val : !!val))
+				set_knob(dr, readback[r].knob, readback[r].bare ? readback[r].bare : val);
 		if (!val)
 			continue;
 		if (strcmp(name, "model") == 0)
@@ -216,15 +253,17 @@ static int service_role(const char *svc, struct fy_node *sn)
 	return r >= 0 ? r : role_from_name(svc);
 }
 
-static void use_add(struct deployed *d, const char *name, const char *value, const char *where)
+static void use_add(struct deployed *d, const char *name, const char *value, const char *where,
+		    int role)
 {
 	d->uses = xrealloc(d->uses, (d->n_uses + 1) * sizeof(*d->uses));
 	d->uses[d->n_uses++] = (struct env_use){ xstrdup(name), value ? xstrdup(value) : NULL,
-						 xstrdup(where) };
+						 xstrdup(where), role };
 }
 
 /* The VLLM_* names of one service's `environment:` (a mapping or a list). */
-static void env_uses_of(struct deployed *d, const char *file, const char *svc, struct fy_node *sn)
+static void env_uses_of(struct deployed *d, const char *file, const char *svc, struct fy_node *sn,
+			int role)
 {
 	struct fy_node *en = fy_node_by_path(sn, "/environment", FY_NT, FYNWF_DONT_FOLLOW);
 	if (!en)
@@ -238,7 +277,7 @@ static void env_uses_of(struct deployed *d, const char *file, const char *svc, s
 			_cleanup_free_ char *v = scalar(fy_node_pair_value(p));
 			_cleanup_free_ char *iv = v ? interp(v, d) : NULL;
 			if (k && str_starts_with(k, "VLLM_"))
-				use_add(d, k, iv, where);
+				use_add(d, k, iv, where, role);
 		}
 	} else if (fy_node_is_sequence(en)) {
 		void *it = NULL;
@@ -251,7 +290,7 @@ static void env_uses_of(struct deployed *d, const char *file, const char *svc, s
 			if (eq)
 				*eq = '\0';
 			_cleanup_free_ char *iv = eq ? interp(eq + 1, d) : NULL;
-			use_add(d, s, iv, where);
+			use_add(d, s, iv, where, role);
 		}
 	}
 }
@@ -278,7 +317,7 @@ void deployed_read(struct deployed *d, const char *dir, struct doctor_report *r)
 	for (size_t i = 0; i < d->env.n; i++)
 		if (str_starts_with(d->env.e[i].key, "VLLM_")) {
 			_cleanup_free_ char *w = xasprintf(".env:%d", d->env.e[i].line);
-			use_add(d, d->env.e[i].key, d->env.e[i].value, w);
+			use_add(d, d->env.e[i].key, d->env.e[i].value, w, -1);
 		}
 	const char *cf = env_get(&d->env, "COMPOSE_FILE");
 	_cleanup_free_ char *list = xstrdup(cf && *cf ? cf : "docker-compose.yml");
@@ -326,9 +365,15 @@ void deployed_read(struct deployed *d, const char *dir, struct doctor_report *r)
 			struct fy_node *sn = fy_node_pair_value(pr);
 			if (!svc || !sn || !fy_node_is_mapping(sn))
 				continue;
-			env_uses_of(d, *f, svc, sn);
-			struct fy_node *cmd = fy_node_by_path(sn, "/command", FY_NT, FYNWF_DONT_FOLLOW);
 			int role = service_role(svc, sn);
+			env_uses_of(d, *f, svc, sn, role);
+			struct fy_node *cmd = fy_node_by_path(sn, "/command", FY_NT, FYNWF_DONT_FOLLOW);
+			_cleanup_free_ char *img = scalar(fy_node_by_path(sn, "/image", FY_NT,
+									  FYNWF_DONT_FOLLOW));
+			if (role >= 0 && img) {
+				free(d->roles[role].image);
+				d->roles[role].image = interp(img, d);
+			}
 			if (role < 0 || !cmd)
 				continue; /* an overlay entry (GPU attachment) or another service */
 			_cleanup_strv_ char **raw = NULL;
@@ -348,6 +393,8 @@ void deployed_read(struct deployed *d, const char *dir, struct doctor_report *r)
 				dr->knobs[k] = NULL;
 			}
 			knobs_from_args(dr, args);
+			strv_free(dr->args);
+			dr->args = TAKE_PTR(args);
 		}
 		fy_document_destroy(doc);
 		if (d->interp_err && !interp_reported) {

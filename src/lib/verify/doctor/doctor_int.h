@@ -32,11 +32,14 @@
 
 struct env_use {
 	char *name, *value, *where;
+	int role; /* the service's role; -1: .env or a service that is not a role */
 };
 
 struct deployed_role {
 	bool present;
 	char *service;               /* compose service name */
+	char *image;                 /* its image, interpolated; NULL when not set */
+	char **args;                 /* entrypoint + command, interpolated (strv) */
 	char *knobs[KNOB__COUNT];    /* effective values; NULL = unknown */
 	struct checkpoint_facts ck;
 	bool ck_read;
@@ -106,6 +109,9 @@ void check_fp8(struct doctor_ctx *x);            /* fp8.c */
 void check_traits(struct doctor_ctx *x);         /* traits.c */
 void check_memory(struct doctor_ctx *x);         /* memory.c */
 void check_runtime(struct doctor_ctx *x);        /* runtime.c */
+void check_image(struct doctor_ctx *x);          /* image.c */
+void check_vllm_args(struct doctor_ctx *x);      /* vllm_args.c */
+void check_placeholder(struct doctor_ctx *x);    /* placeholder.c */
 
 /* --- shared helpers (findings.c) ----------------------------------------- */
 

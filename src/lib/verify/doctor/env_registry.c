@@ -11,6 +11,7 @@
 #include "../../util/cleanup.h"
 #include "../../util/fs.h"
 #include "../../util/strv.h"
+#include "../../knowledge/vllm.h"
 #include "doctor_int.h"
 
 char **vllm_env_list_parse(const char *text)
@@ -77,34 +78,63 @@ static char *quote_flag(const char *s)
 	return xasprintf("%.*s'%s'", (int)(eq - s + 1), s, eq + 1);
 }
 
+/* The env registry one role's image is checked against: the image's own
+ * (--image-probe) or the recorded list of its vLLM version. */
+struct role_reg {
+	char **names; /* NULL: none known */
+	char *source, *ver;
+	bool probed;
+};
+
+static void role_reg_get(struct doctor_ctx *x, const struct deployed_role *dr, struct role_reg *rr)
+{
+	memset(rr, 0, sizeof(*rr));
+	const struct vimage *vi = knowledge_image(x->k, dr->image);
+	if (vi)
+		rr->ver = xstrdup(vi->vllm_version);
+	if (x->o->image_probe) {
+		rr->names = image_registry(x->r, x->o, x->docker, dr->image, &rr->source);
+		rr->probed = rr->names != NULL;
+	}
+	if (!rr->names && vi) {
+		struct vllm_reg reg;
+		if (vllm_reg_load(&reg, vi->registry, NULL) == 0) {
+			rr->names = TAKE_PTR(reg.envs);
+			rr->source = xasprintf("vLLM %s (recorded list, data/vllm/%s/envs.txt)",
+					       vi->vllm_version, vi->registry);
+		}
+		vllm_reg_free(&reg);
+	}
+}
+
+static void role_reg_free(struct role_reg *rr)
+{
+	strv_free(rr->names);
+	free(rr->source);
+	free(rr->ver);
+}
+
 void check_env(struct doctor_ctx *x)
 {
 	struct doctor_report *r = x->r;
-	const struct doctor_opts *o = x->o;
-	const char *docker = x->docker;
 	struct deployed *d = x->d;
 	const struct knowledge *k = x->k;
 	const struct card *card = x->card;
 	const struct host_facts *f = x->f;
-	const char *ver = env_get(&d->env, "LOBES_VLLM_VERSION");
-	const char *image = env_get(&d->env, "LOBES_IMAGE");
-	_cleanup_free_ char *source = NULL;
-	_cleanup_strv_ char **reg = o->image_probe ? image_registry(r, o, docker, image, &source) : NULL;
-	bool probed = reg != NULL;
-	if (!reg && ver) {
-		_cleanup_free_ char *p = xasprintf("data/vllm-env/%s.txt", ver);
-		const struct embedded_file *ef = doc_embedded(p);
-		if (ef) {
-			reg = vllm_env_list_parse(ef->data);
-			source = xasprintf("vLLM %s (recorded list)", ver);
+	struct role_reg regs[ROLE__COUNT] = { 0 };
+	for (int i = 0; i < ROLE__COUNT; i++) {
+		const struct deployed_role *dr = &d->roles[i];
+		if (!dr->present)
+			continue;
+		role_reg_get(x, dr, &regs[i]);
+		if (!regs[i].names) {
+			struct check *c = doc_add(r, "env-registry", SEV_WARNING,
+						  "%s: the vLLM of image '%s' is not recorded; its VLLM_* names are "
+						  "only checked against the names known to be dead",
+						  role_name((enum role_id)i), dr->image ? dr->image : "(none)");
+			c->role = xstrdup(role_name((enum role_id)i));
+			c->remedy = xstrdup("run `lobes doctor --image-probe` to ask the image itself");
 		}
-	}
-	if (!reg) {
-		struct check *c = doc_add(r, "env-registry", SEV_WARNING,
-				      "no registry of vLLM %s is shipped; VLLM_* names are only checked "
-				      "against the names known to be dead",
-				      ver ? ver : "(no LOBES_VLLM_VERSION in .env)");
-		c->remedy = xstrdup("run `lobes doctor --image-probe` to ask the image itself");
 	}
 	const struct embedded_file *nf = doc_embedded("data/vllm-env/image-noise.txt");
 	_cleanup_strv_ char **noise = vllm_env_list_parse(nf ? nf->data : "");
@@ -115,6 +145,28 @@ void check_env(struct doctor_ctx *x)
 	for (size_t i = 0; i < d->n_uses; i++) {
 		const struct env_use *u = &d->uses[i];
 		n++;
+		/* A service's name is checked against its role's registry; a .env
+		 * name against every deployed role's (registered in one is enough). */
+		bool any_reg = false, registered = false, probed = false;
+		_cleanup_buf_ struct buf srcb, verb;
+		buf_init(&srcb, 0);
+		buf_init(&verb, 0);
+		for (int ri = 0; ri < ROLE__COUNT; ri++) {
+			if (!d->roles[ri].present || (u->role >= 0 && u->role != ri))
+				continue;
+			const struct role_reg *rr = &regs[ri];
+			if (rr->ver && !strstr(buf_str(&verb), rr->ver))
+				buf_printf(&verb, "%s%s", verb.len ? ", " : "", rr->ver);
+			if (!rr->names)
+				continue;
+			any_reg = true;
+			registered = registered || strv_has(rr->names, u->name);
+			probed = probed || rr->probed;
+			if (!strstr(buf_str(&srcb), rr->source))
+				buf_printf(&srcb, "%s%s", srcb.len ? "; " : "", rr->source);
+		}
+		const char *ver = verb.len ? buf_str(&verb) : NULL;
+		const char *source = srcb.len ? buf_str(&srcb) : NULL;
 		const struct trait *dead_by = NULL;
 		for (size_t t = 0; t < k->n_traits && !dead_by; t++) {
 			const struct trait *tr = &k->traits[t];
@@ -125,7 +177,6 @@ void check_env(struct doctor_ctx *x)
 				dead_by = tr;
 		}
 		_cleanup_free_ char *removed = removed_replacement(u->name);
-		bool registered = reg && strv_has(reg, u->name);
 		if (probed && registered) {
 			if (dead_by || removed)
 				doc_add(r, "env-registry", SEV_INFO,
@@ -162,7 +213,7 @@ void check_env(struct doctor_ctx *x)
 			    u->name, u->where, u->name)->name = xstrdup(u->name);
 			continue;
 		}
-		if (reg && !registered) {
+		if (any_reg && !registered) {
 			struct check *c = doc_add(r, "env-registry", SEV_WARNING,
 					      "%s (%s) is not in the registry of %s: may be ignored", u->name,
 					      u->where, source);
@@ -174,8 +225,15 @@ void check_env(struct doctor_ctx *x)
 			bad++;
 		}
 	}
+	_cleanup_buf_ struct buf all;
+	buf_init(&all, 0);
+	for (int ri = 0; ri < ROLE__COUNT; ri++)
+		if (regs[ri].source && !strstr(buf_str(&all), regs[ri].source))
+			buf_printf(&all, "%s%s", all.len ? "; " : "", regs[ri].source);
 	if (!bad)
 		doc_add(r, "env-registry", SEV_OK, "%zu VLLM_* name%s passed to the fleet, none dead or "
-		    "unregistered%s%s", n, n == 1 ? "" : "s", source ? "; checked against " : "",
-		    source ? source : "");
+		    "unregistered%s%s", n, n == 1 ? "" : "s", all.len ? "; checked against " : "",
+		    all.len ? buf_str(&all) : "");
+	for (int ri = 0; ri < ROLE__COUNT; ri++)
+		role_reg_free(&regs[ri]);
 }

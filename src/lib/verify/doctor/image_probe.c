@@ -15,32 +15,29 @@ char **image_registry(struct doctor_report *r, const struct doctor_opts *o,
 {
 	if (!image || !*image) {
 		doc_add(r, "env-registry", SEV_WARNING,
-		    "--image-probe: no LOBES_IMAGE in .env; using the recorded list");
+		    "--image-probe: a role has no image in its compose service; using the recorded list");
 		return NULL;
 	}
+	/* Present here? (never pulled). The cache is keyed by the pinned digest,
+	 * else by the image id. */
 	_cleanup_free_ char *digest = NULL;
 	const char *at = strchr(image, '@');
-	if (at && digest_complete(at + 1)) {
-		digest = xstrdup(at + 1);
-	} else {
-		struct run_out ro;
-		char *insp[] = { (char *)docker, "image", "inspect", "--format", "{{.Id}}", (char *)image, NULL };
-		run_cmd(insp, DOCKER_TIMEOUT_MS, &ro);
-		_cleanup_free_ char *id = first_line(ro.out);
-		if (ro.rc == 0 && digest_complete(id)) {
-			digest = TAKE_PTR(id);
-		} else {
-			struct check *c = doc_add(r, "env-registry", SEV_WARNING,
-					      "--image-probe: image '%s' is not available here (%s); it is "
-					      "never pulled; using the recorded list",
-					      image, ro.why ? ro.why : "no image id");
-			c->remedy = xasprintf("pull or load the image yourself (docker pull %s), then run "
-					      "`lobes doctor --image-probe` again", image);
-			run_out_free(&ro);
-			return NULL;
-		}
+	struct run_out ro;
+	char *insp[] = { (char *)docker, "image", "inspect", "--format", "{{.Id}}", (char *)image, NULL };
+	run_cmd(insp, DOCKER_TIMEOUT_MS, &ro);
+	_cleanup_free_ char *id = first_line(ro.out);
+	if (ro.rc != 0 || !digest_complete(id)) {
+		struct check *c = doc_add(r, "env-registry", SEV_WARNING,
+					  "--image-probe: image '%s' is not available here (%s); it is never "
+					  "pulled; using the recorded list",
+					  image, ro.why ? ro.why : "no image id");
+		c->remedy = xasprintf("pull or load the image yourself (docker pull %s), then run "
+				      "`lobes doctor --image-probe` again", image);
 		run_out_free(&ro);
+		return NULL;
 	}
+	run_out_free(&ro);
+	digest = at && digest_complete(at + 1) ? xstrdup(at + 1) : TAKE_PTR(id);
 	_cleanup_free_ char *cdir = xasprintf("%s/cache/vllm-env", o->dir);
 	_cleanup_free_ char *cpath = xasprintf("%s/%s.txt", cdir, digest);
 	struct err *e = NULL;
@@ -60,7 +57,7 @@ char **image_registry(struct doctor_report *r, const struct doctor_opts *o,
 	char *argv[] = { (char *)docker, "run", "--rm", "--pull", "never", "--entrypoint", "python3",
 			 (char *)image, "-c",
 			 "import vllm.envs as e; print('\\n'.join(e.environment_variables))", NULL };
-	struct run_out ro;
+	memset(&ro, 0, sizeof(ro));
 	run_cmd(argv, o->probe_timeout_ms > 0 ? o->probe_timeout_ms : PROBE_TIMEOUT_MS, &ro);
 	char **v = ro.rc == 0 ? vllm_env_list_parse(ro.out) : NULL;
 	if (!v || !v[0]) {

@@ -10,7 +10,10 @@
 const struct doctor_family doctor_families[] = {
 	{ "profile", 0, check_profile_family },
 	{ "drift", DOC_NEEDS_PLAN | DOC_NEEDS_DIR | DOC_NEEDS_ENV | DOC_NEEDS_COMPOSE, check_drift },
+	{ "image", DOC_NEEDS_DIR | DOC_NEEDS_COMPOSE, check_image },
 	{ "env-registry", DOC_NEEDS_DIR, check_env },
+	{ "vllm-args", DOC_NEEDS_DIR | DOC_NEEDS_COMPOSE, check_vllm_args },
+	{ "placeholder", DOC_NEEDS_DIR | DOC_NEEDS_ENV | DOC_NEEDS_COMPOSE, check_placeholder },
 	{ "fp8-kv", DOC_NEEDS_DIR | DOC_NEEDS_COMPOSE, check_fp8 },
 	{ "traits", DOC_NEEDS_DIR | DOC_NEEDS_COMPOSE, check_traits },
 	{ "memory", DOC_NEEDS_DIR | DOC_NEEDS_COMPOSE, check_memory },
