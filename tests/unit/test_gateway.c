@@ -115,6 +115,13 @@ static void test_route_errors(void **state)
 	assert_string_contains(body, "{\"error\":{\"message\":");
 	assert_string_contains(body, "\"type\":\"invalid_request_error\",\"code\":\"model_not_found\"");
 	gw_route_free(&r);
+	/* a model name cut inside a UTF-8 sequence still gives a JSON error body */
+	_cleanup_free_ char *lb = xasprintf("{\"model\":\"%0199d\xc3\xa9\"}", 0); /* 199 digits, then a 2-byte letter */
+	assert_int_equal(gw_route_request(c, GW_EP_CHAT, lb, strlen(lb), &r), -1);
+	_cleanup_free_ char *ub = gw_error_body(r.message, r.type, r.code, r.extra);
+	assert_non_null(ub);
+	assert_string_contains(ub, "0000?' does not exist");
+	gw_route_free(&r);
 	/* duplicate keys could make the gateway and the engine disagree */
 	b = "{\"model\":\"hand\",\"model\":\"cortex\"}";
 	assert_int_equal(gw_route_request(c, GW_EP_CHAT, b, strlen(b), &r), -1);

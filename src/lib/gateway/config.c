@@ -27,6 +27,7 @@
 #include "../render/render.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
+#include "../util/yaml_guard.h"
 #include "gateway.h"
 #include "peers.h"
 
@@ -105,6 +106,8 @@ static void diag_discard(struct fy_diag *d, void *u, const char *b, size_t l)
 static struct fy_document *yparse(const char *text, size_t len, const char *name,
 				  struct err **err)
 {
+	if (yaml_guard(name, text, len, err) < 0)
+		return NULL;
 	struct fy_diag_cfg dc;
 	fy_diag_cfg_default(&dc);
 	dc.fp = NULL;
@@ -117,14 +120,24 @@ static struct fy_document *yparse(const char *text, size_t len, const char *name
 	}
 	fy_diag_set_collect_errors(diag, true);
 	struct fy_parse_cfg pc = { .flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG, .diag = diag };
-	struct fy_document *d = fy_document_build_from_string(&pc, text, len);
-	if (!d) {
-		void *it = NULL;
-		struct fy_diag_error *e = fy_diag_errors_iterate(diag, &it);
+	struct fy_parser *fyp = fy_parser_create(&pc);
+	struct fy_document *d = NULL;
+	if (fyp && fy_parser_set_string(fyp, text, len) == 0)
+		d = fy_parse_load_document(fyp);
+	void *it = NULL;
+	struct fy_diag_error *e = fy_diag_errors_iterate(diag, &it);
+	while (e && e->type < FYET_ERROR)
+		e = fy_diag_errors_iterate(diag, &it);
+	if (!d || e) {
+		if (d)
+			fy_parse_document_destroy(fyp, d);
+		d = NULL;
 		err_set(err, EXIT_CONFIG, "%s:%d:%d: invalid YAML: %s; expected a mapping", name,
 			e && e->line > 0 ? e->line : 1, e && e->column > 0 ? e->column : 1,
 			e && e->msg ? e->msg : "parse error");
 	}
+	if (fyp)
+		fy_parser_destroy(fyp);
 	fy_diag_destroy(diag);
 	return d;
 }

@@ -92,10 +92,26 @@ static enum role_id default_role(enum gw_endpoint ep)
 							 : ROLE_CORTEX;
 }
 
+/* A JSON string of s; bytes of an invalid UTF-8 text (a client's model
+ * name cut at 200 bytes, a parser's message quoting the input) become '?'. */
+static json_t *jtext(const char *s)
+{
+	json_t *j = json_string(s);
+	if (j)
+		return j;
+	char *t = xstrdup(s);
+	for (char *p = t; *p; p++)
+		if ((unsigned char)*p >= 0x80 || (unsigned char)*p < 0x20)
+			*p = '?';
+	j = json_string(t);
+	free(t);
+	return j;
+}
+
 char *gw_error_body(const char *message, const char *type, const char *code, const json_t *extra)
 {
-	json_t *e = json_pack("{s:s, s:s, s:s, s:n}", "message", message, "type", type, "code", code,
-			      "param");
+	json_t *e = json_pack("{s:o, s:s, s:s, s:n}", "message", jtext(message), "type", type, "code",
+			      code, "param");
 	if (extra)
 		json_object_update(e, (json_t *)extra);
 	json_t *o = json_pack("{s:o}", "error", e);

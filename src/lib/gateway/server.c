@@ -110,7 +110,7 @@ static enum MHD_Result queue_error(struct req *q, struct MHD_Connection *c, int 
 {
 	_cleanup_free_ char *s = gw_error_body(msg, type, code, extra);
 	q->outcome = code;
-	return queue(q, c, status, s, "application/json", hdrs);
+	return queue(q, c, status, s ? s : "{\"error\":{}}", "application/json", hdrs);
 }
 
 static void new_id(struct gateway *g, struct MHD_Connection *c, char *out, size_t n)
