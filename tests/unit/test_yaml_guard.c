@@ -76,6 +76,9 @@ static void test_refuses_with_position(void **state)
 	GUARD_IS("a: 1\x01\n", "f.yaml:1:5: control character U+0001; expected printable text");
 	GUARD_IS("a: \"x\n", "f.yaml:1:4: a quoted string that is never closed; expected a closing \"");
 	GUARD_IS("a: 1\nb: %x\n", "f.yaml:2:4: '%' starting a value; expected a quoted string");
+	GUARD_IS("a: 'x''y''z'\n", NULL);
+	GUARD_IS("a: 'x''''y'\n", "f.yaml:1:8: '' escapes in a row in a single-quoted string; expected "
+				  "one at a time (write the value double-quoted)");
 	GUARD_IS("\xFF\xFE" "a\0:\0", "f.yaml:1:1: the text is UTF-16LE; expected UTF-8 (convert it, "
 				     "e.g. iconv -f UTF-16LE -t UTF-8)");
 	GUARD_IS("a\0:\0 \0x\0", "f.yaml:1:1: the text is UTF-16LE; expected UTF-8 (convert it, e.g. "
@@ -175,8 +178,10 @@ static void test_every_loader_refuses(void **state)
 }
 
 /* Single-quoted scalars (with and without '' escapes) everywhere a
- * signature file has a scalar: nothing leaks (make asan runs this under
- * LeakSanitizer) and the values are read unescaped. */
+ * signature file has a scalar, read through yaml_scalar0(): nothing leaks
+ * (make asan runs this under LeakSanitizer) and the values are read
+ * unescaped. Escapes in a row, which libfyaml misreads and leaks on, are
+ * refused by the guard (test_refuses_with_position). */
 static void test_signatures_single_quoted(void **state)
 {
 	(void)state;
@@ -186,7 +191,7 @@ static void test_signatures_single_quoted(void **state)
 				"    'regex': 'it''s (?<what>broken)'\n"
 				"    'captures': ['what']\n"
 				"    'severity': 'fatal'\n"
-				"    'cause': 'a ''quoted'' cause'\n"
+				"    'cause': 'a ''quoted'' cause ''x''y''z'''\n"
 				"    'remedy': 'r'\n";
 	struct sigset s = { 0 };
 	struct err *e = NULL;
@@ -194,7 +199,7 @@ static void test_signatures_single_quoted(void **state)
 		fail_msg("%s", e->msg);
 	const struct signature *g = sigset_find(&s, "q-one");
 	assert_non_null(g);
-	assert_string_equal(g->cause, "a 'quoted' cause");
+	assert_string_equal(g->cause, "a 'quoted' cause 'x'y'z'");
 	sigset_free(&s);
 }
 

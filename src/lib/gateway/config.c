@@ -28,6 +28,7 @@
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/yaml_guard.h"
+#include "../util/yaml_scalar.h"
 #include "gateway.h"
 #include "peers.h"
 
@@ -160,7 +161,7 @@ int gw_aliases_parse(struct gw_config *c, const char *text, size_t len, const ch
 	struct fy_node_pair *p;
 	while ((p = fy_node_mapping_iterate(root, &it))) {
 		struct fy_node *k = fy_node_pair_key(p), *v = fy_node_pair_value(p);
-		const char *ks = fy_node_is_scalar(k) ? fy_node_get_scalar0(k) : NULL;
+		const char *ks = fy_node_is_scalar(k) ? yaml_scalar0(k, NULL) : NULL;
 		if (!ks || strcmp(ks, "aliases") != 0) {
 			rc = yerr(name, k, err, "unknown key; expected `aliases`");
 			goto out;
@@ -175,8 +176,8 @@ int gw_aliases_parse(struct gw_config *c, const char *text, size_t len, const ch
 		struct fy_node_pair *ap;
 		while ((ap = fy_node_mapping_iterate(v, &it2))) {
 			struct fy_node *ak = fy_node_pair_key(ap), *av = fy_node_pair_value(ap);
-			const char *an = fy_node_is_scalar(ak) ? fy_node_get_scalar0(ak) : NULL;
-			const char *rn = av && fy_node_is_scalar(av) ? fy_node_get_scalar0(av) : NULL;
+			const char *an = fy_node_is_scalar(ak) ? yaml_scalar0(ak, NULL) : NULL;
+			const char *rn = av && fy_node_is_scalar(av) ? yaml_scalar0(av, NULL) : NULL;
 			if (!an || !*an || strlen(an) > 256) {
 				rc = yerr(name, ak, err, "alias name is empty or not a string; expected a name");
 				goto out;
@@ -234,7 +235,7 @@ static int pressure_parse(struct gw_config *c, const struct embedded_file *f, st
 		void *it = NULL;
 		struct fy_node *n;
 		while ((n = fy_node_sequence_iterate(lies, &it)))
-			if (fy_node_is_scalar(n) && c->card && !strcmp(fy_node_get_scalar0(n), c->card))
+			if (fy_node_is_scalar(n) && c->card && !strcmp(yaml_scalar0(n, NULL), c->card))
 				c->iowait_off_by_card = true;
 	} else {
 		rc = yerr(f->path, root, err, "missing iowait_lies_on; expected a list of cards");

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "parse.h"
+#include "../util/yaml_scalar.h"
 #include "../util/cleanup.h"
 
 void card_free(struct card *c)
@@ -78,7 +79,7 @@ static int parse_band(const struct pctx *c, struct yval v, struct card *out, str
 	double d[2];
 	for (int i = 0; i < 2; i++) {
 		struct fy_node *e = fy_node_sequence_get_by_index(v.val, i);
-		const char *s = e && fy_node_is_scalar(e) && !ynull(e) ? fy_node_get_scalar0(e) : NULL;
+		const char *s = e && fy_node_is_scalar(e) && !ynull(e) ? yaml_scalar0(e, NULL) : NULL;
 		if (!s)
 			return perr(c, e, v.key, err, "an entry of 'memory_gib' is %s; expected %s",
 				    node_kind(e), expect);

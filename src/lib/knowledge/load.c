@@ -26,6 +26,7 @@
 #include "../util/buf.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
+#include "../util/yaml_scalar.h"
 #include "../util/yaml_guard.h"
 
 /* ---- positions and messages ------------------------------------------ */
@@ -176,7 +177,7 @@ bool ynull(struct fy_node *n)
 		return false;
 	if (fy_node_is_null(n))
 		return true;
-	const char *s = fy_node_get_scalar0(n);
+	const char *s = yaml_scalar0(n, NULL);
 	return !s || !*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") ||
 	       !strcmp(s, "NULL");
 }
@@ -203,7 +204,7 @@ struct yval map_find(struct fy_node *m, const char *key)
 		return v;
 	while ((p = fy_node_mapping_iterate(m, &it))) {
 		struct fy_node *k = fy_node_pair_key(p);
-		const char *s = k && fy_node_is_scalar(k) ? fy_node_get_scalar0(k) : NULL;
+		const char *s = k && fy_node_is_scalar(k) ? yaml_scalar0(k, NULL) : NULL;
 		if (s && strcmp(s, key) == 0) {
 			v.key = k;
 			v.val = fy_node_pair_value(p);
@@ -229,7 +230,7 @@ int map_check(const struct pctx *c, struct fy_node *n, struct fy_node *nkey, con
 		if (!k || !fy_node_is_scalar(k) || fy_node_is_alias(k) || ynull(k))
 			return perr(c, k, nkey, err, "a key in %s is %s; expected a plain key", where,
 				    node_kind(k));
-		const char *s = fy_node_get_scalar0(k);
+		const char *s = yaml_scalar0(k, NULL);
 		bool known = false;
 		for (size_t i = 0; keys[i]; i++)
 			if (strcmp(keys[i], s) == 0)
@@ -243,7 +244,7 @@ int map_check(const struct pctx *c, struct fy_node *n, struct fy_node *nkey, con
 		struct fy_node_pair *q;
 		while ((q = fy_node_mapping_iterate(n, &it2)) && q != p) {
 			struct fy_node *k2 = fy_node_pair_key(q);
-			if (strcmp(fy_node_get_scalar0(k2), s) == 0)
+			if (strcmp(yaml_scalar0(k2, NULL), s) == 0)
 				return perr(c, k, nkey, err, "duplicate %s '%s' in %s; expected each %s once",
 					    noun, s, where, noun);
 		}
@@ -266,7 +267,7 @@ int ytext(const struct pctx *c, struct yval v, const char *name, const char **ou
 		return perr(c, v.val, v.key, err, "'%s' is an alias; expected a plain value", name);
 	if (!fy_node_is_scalar(v.val))
 		return perr(c, v.val, v.key, err, "'%s' is %s; expected a scalar", name, node_kind(v.val));
-	*out = fy_node_get_scalar0(v.val);
+	*out = yaml_scalar0(v.val, NULL);
 	return 0;
 }
 
@@ -334,7 +335,7 @@ int ystrv(const struct pctx *c, struct yval v, const char *name, bool allow_empt
 				  node_kind(e), expect);
 			break;
 		}
-		const char *s = fy_node_get_scalar0(e);
+		const char *s = yaml_scalar0(e, NULL);
 		if (!*s || (check && !check(s))) {
 			rc = perr(c, e, v.key, err, "%s '%s' in '%s'; expected %s", bad, s, name, expect);
 			break;
@@ -497,7 +498,7 @@ int yrole_knobs(const struct pctx *c, struct yval v, struct role_spec *rs, struc
 	static const char *knobs[KNOB__COUNT + 1];
 	for (int k = 0; k < KNOB__COUNT; k++)
 		knobs[k] = knob_name(k);
-	const char *role = fy_node_get_scalar0(v.key);
+	const char *role = yaml_scalar0(v.key, NULL);
 	_cleanup_free_ char *where = xasprintf("role '%s'", role);
 	if (v.val == v.key)
 		return perr(c, v.key, NULL, err, "'%s' is empty; expected a mapping of knobs", role);
@@ -508,7 +509,7 @@ int yrole_knobs(const struct pctx *c, struct yval v, struct role_spec *rs, struc
 	struct fy_node_pair *p;
 	while ((p = fy_node_mapping_iterate(v.val, &it))) {
 		struct yval kv = { fy_node_pair_key(p), fy_node_pair_value(p) };
-		const char *kname = fy_node_get_scalar0(kv.key);
+		const char *kname = yaml_scalar0(kv.key, NULL);
 		int k = knob_from_name(kname);
 		const char *s;
 		if (ytext(c, kv, kname, &s, err) < 0)
@@ -547,7 +548,7 @@ int yroles(const struct pctx *c, struct fy_node *m, struct fy_node *mkey, const 
 		struct yval rv = { k, val ? val : k };
 		if (ynull(val))
 			rv.val = k;
-		int r = role_from_name(fy_node_get_scalar0(k));
+		int r = role_from_name(yaml_scalar0(k, NULL));
 		if (yrole_knobs(c, rv, &out[r], err) < 0)
 			return -1;
 	}

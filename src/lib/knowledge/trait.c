@@ -23,6 +23,7 @@
 
 #include "parse.h"
 #include "../util/cleanup.h"
+#include "../util/yaml_scalar.h"
 #include "../util/fs.h"
 
 static const char *const ops[] = { "eq", "ne", "in", "lt", "ge", NULL };
@@ -283,7 +284,7 @@ static int parse_set(const struct pctx *c, struct yval v, struct trait *t, struc
 	struct fy_node_pair *p;
 	while ((p = fy_node_mapping_iterate(v.val, &it))) {
 		struct yval kv = { fy_node_pair_key(p), fy_node_pair_value(p) };
-		const char *kname = fy_node_get_scalar0(kv.key), *s;
+		const char *kname = yaml_scalar0(kv.key, NULL), *s;
 		if (ytext(c, kv, kname, &s, err) < 0)
 			return -1;
 		if (!s)

@@ -10,6 +10,7 @@
 #include "../knowledge/embedded.h"
 #include "../util/cleanup.h"
 #include "../util/yaml_guard.h"
+#include "../util/yaml_scalar.h"
 #include "render.h"
 
 static int node_err(struct err **err, const char *file, struct fy_node *n, const char *what)
@@ -30,7 +31,7 @@ static char *scalar_at(struct fy_node *root, const char *path, const char *file,
 		return NULL;
 	}
 	size_t len;
-	const char *s = fy_node_get_scalar(n, &len);
+	const char *s = yaml_scalar0(n, &len);
 	return xasprintf("%.*s", (int)len, s);
 }
 

@@ -168,7 +168,7 @@ static bool flow_ind(char c)
 static int skip_quoted(struct scan *s)
 {
 	char q = s->t[s->i];
-	size_t start = s->i;
+	size_t start = s->i, last_escape = (size_t)-1;
 	int line = s->line;
 	size_t ls = s->ls;
 	s->i++;
@@ -184,7 +184,13 @@ static int skip_quoted(struct scan *s)
 		}
 		if (c == q) {
 			if (q == '\'' && s->i + 1 < s->n && s->t[s->i + 1] == '\'') {
+				/* libfyaml 0.7.12 misreads (and leaks on) '' escapes in a row */
+				if (s->i == last_escape)
+					return refuse(s, s->i, "'' escapes in a row in a single-quoted string; "
+							       "expected one at a time (write the value "
+							       "double-quoted)");
 				s->i += 2;
+				last_escape = s->i;
 				continue;
 			}
 			s->i++;

@@ -11,6 +11,7 @@
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/yaml_guard.h"
+#include "../util/yaml_scalar.h"
 #include "question.h"
 
 struct qp {
@@ -62,7 +63,7 @@ static int qerr(struct qp *c, struct fy_node *n, const char *fmt, const char *a,
 static char *scalar(struct fy_node *n)
 {
 	size_t len;
-	const char *s = fy_node_get_scalar(n, &len);
+	const char *s = yaml_scalar0(n, &len);
 	return xasprintf("%.*s", (int)len, s ? s : "");
 }
 

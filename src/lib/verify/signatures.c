@@ -25,6 +25,7 @@
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/yaml_guard.h"
+#include "../util/yaml_scalar.h"
 #include "vversion.h"
 
 #define SIG_FILE_CAP ((size_t)4 << 20)
@@ -127,7 +128,7 @@ static int fail_at(struct err **err, const char *file, struct pos p, const char 
 static const char *want_scalar(struct fy_node *n, const char *file, struct pos at,
 			       const char *key, struct err **err)
 {
-	const char *s = n && fy_node_get_type(n) == FYNT_SCALAR ? fy_node_get_scalar0(n) : NULL;
+	const char *s = n && fy_node_get_type(n) == FYNT_SCALAR ? yaml_scalar0(n, NULL) : NULL;
 	if (!s || !*s) {
 		fail_at(err, file, node_pos(n, at), "'%s' is empty or not a scalar; expected text", key);
 		return NULL;
@@ -245,7 +246,7 @@ static int parse_one(struct fy_node *m, const char *file, bool from_operator, st
 	struct fy_node_pair *p;
 	while ((p = fy_node_mapping_iterate(m, &it))) {
 		struct fy_node *k = fy_node_pair_key(p);
-		const char *name = k && fy_node_get_type(k) == FYNT_SCALAR ? fy_node_get_scalar0(k) : "";
+		const char *name = k && fy_node_get_type(k) == FYNT_SCALAR ? yaml_scalar0(k, NULL) : "";
 		size_t i;
 		for (i = 0; i < ARRAY_SIZE(keys); i++)
 			if (strcmp(keys[i], name) == 0)
@@ -473,9 +474,9 @@ int sigset_add_yaml(struct sigset *set, const char *file, const char *text, size
 	struct fy_node_pair *p;
 	while ((p = fy_node_mapping_iterate(root, &it))) {
 		struct fy_node *k = fy_node_pair_key(p), *v = fy_node_pair_value(p);
-		const char *name = k && fy_node_get_type(k) == FYNT_SCALAR ? fy_node_get_scalar0(k) : "";
+		const char *name = k && fy_node_get_type(k) == FYNT_SCALAR ? yaml_scalar0(k, NULL) : "";
 		if (strcmp(name, "kind") == 0) {
-			const char *kind = v && fy_node_get_type(v) == FYNT_SCALAR ? fy_node_get_scalar0(v) : "";
+			const char *kind = v && fy_node_get_type(v) == FYNT_SCALAR ? yaml_scalar0(v, NULL) : "";
 			if (strcmp(kind, "signatures") != 0)
 				return fail_at(err, file, node_pos(v, node_pos(k, top)),
 					       "kind is '%s'; expected signatures", kind);

@@ -19,6 +19,7 @@
 #include "../../util/interp.h"
 #include "../../util/strv.h"
 #include "../../util/yaml_guard.h"
+#include "../../util/yaml_scalar.h"
 #include "doctor_int.h"
 
 void deployed_free(struct deployed *d)
@@ -118,7 +119,7 @@ static char *scalar(struct fy_node *n)
 	if (!n || !fy_node_is_scalar(n))
 		return NULL;
 	size_t len;
-	const char *s = fy_node_get_scalar(n, &len);
+	const char *s = yaml_scalar0(n, &len);
 	return xasprintf("%.*s", (int)len, s ? s : "");
 }
 
