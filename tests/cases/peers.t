@@ -60,6 +60,14 @@ deploy_env() {
 	chmod 600 "$d/.env"
 }
 key() { printf '%s\n' "$2" >"$1"; chmod 600 "$1"; }
+# doctor DIR: `lobes doctor` on the Thor fixture box with the fake docker CLI;
+# $out holds its peer findings, one per line
+doctor() {
+	run env PATH="$SRC/tests/fixtures/doctor/bin:$PATH" LOBES_SYSROOT="$SRC/tests/fixtures/hosts/thor" \
+		LOBES_NVIDIA_SMI="$SRC/tests/fixtures/hosts/thor/bin/nvidia-smi" LOBES_NVML_LIB="$TMP/absent.so" \
+		"$LOBES" --dir "$1" doctor
+	out=$(printf '%s\n' "$out" | grep -E '^[a-z]+ +(peers|peer-[a-z]+):')
+}
 deploy_env "$T" thor "CORTEX_PORT=$P_THOR_CORTEX" "LOBES_GATEWAY_PORT=$P_TGW"
 deploy_env "$S" spark "HAND_PORT=$P_SPARK_HAND" "LOBES_GATEWAY_PORT=$P_SGW"
 grep -q '^HAND_FEASIBLE=false' "$T/.env" && grep -q '^HAND_FEASIBLE=true' "$S/.env"
@@ -199,6 +207,14 @@ for b in thor spark; do
 	done
 done
 
+# --- doctor: the links ---------------------------------------------------------------
+doctor "$T"
+like "$out" "ok +peer-reachable: peer 'spark' \(http://127.0.0.1:$P_SGW\) answers" "doctor: the Spark is reachable"
+like "$out" "ok +peer-key: peer 'spark' accepts the key in '$T/spark.key'" "doctor: its key is accepted"
+like "$out" "ok +peer-proxy: role 'hand' is proxied to peer 'spark' and ready there" "doctor: the proxied role is ready at its host"
+doctor "$S"
+like "$out" "ok +peer-key: peer 'thor' accepts the key in '$S/thor.key'" "doctor at the Spark: the Thor accepts its key"
+
 # --- referral only ----------------------------------------------------------------
 reloaded() { [ "$(grep -c '"event":"reloaded"' "$1")" -ge "$2" ]; }
 thor_peers refer
@@ -231,6 +247,9 @@ sleep_until_logged() { [ "$(grep -c '"role":"hand"' "$S_ERR")" -gt "$n_s" ]; }
 gw_wait_for sleep_until_logged
 is "$(( $(grep -c '"role":"hand"' "$T_ERR") - n_t )) $(( $(grep -c '"role":"hand"' "$S_ERR") - n_s ))" "1 1" \
 	"one request at each box: no loop"
+doctor "$T"
+like "$out" "error +peer-proxy: role 'hand' is proxied to peer 'spark', which proxies it on to http://127.0.0.1:$P_TGW: the two boxes proxy it to each other" \
+	"doctor names the pair that proxies hand both ways"
 deploy_env "$S" spark "HAND_PORT=$P_SPARK_HAND" "LOBES_GATEWAY_PORT=$P_SGW"
 spark_peers
 kill -HUP "$S_PID"
@@ -238,22 +257,32 @@ gw_wait_for reloaded "$S_ERR" 2
 gw_wait_for hand_ready
 
 # --- the Spark rotates its key: the Thor's link into it breaks ------------------------
-key "$T/spark.key" "stale-$RANDOM"
-kill -HUP "$T_PID"
-gw_wait_for reloaded "$T_ERR" 3
+K_SPARK=spark-in-rotated-$RANDOM$RANDOM
+key "$S/gateway.key" "$K_SPARK"
+kill -HUP "$S_PID"
+gw_wait_for reloaded "$S_ERR" 3
 gw POST /v1/chat/completions "{\"model\":\"hand\",$Q}"
-is "$code" 502 "the Spark rejects the Thor's key: the Thor answers 502, not 401"
+is "$code" 502 "the Spark rotated its key: the Thor's proxied request gets 502, not 401"
 like "$body" '"code":"peer_auth_failed"' "peer_auth_failed"
 like "$body" "peer 'spark' \(http://127.0.0.1:$P_SGW\) rejected this box's key" "saying the peer rejected it"
 unlike "$hdrs" 'WWW-Authenticate' "no auth challenge to the client"
+doctor "$T"
+like "$out" "error +peer-key: peer 'spark' rejects the key in '$T/spark.key' \(HTTP 401\)" \
+	"doctor at the Thor: the Spark rejects the key it holds, naming the file"
+unlike "$out" "peer-reachable: .*not reachable" "the Spark itself is still reachable"
+doctor "$S"
+like "$out" "ok +peer-key: peer 'thor' accepts the key in '$S/thor.key'" \
+	"the Spark's own link into the Thor is unaffected (per-pair keys)"
 not_ready() { gw GET /capabilities; [[ "$body" == *'"role":"hand"'*'"ready":false'*'"proxied":true'* ]]; }
 gw_wait_for not_ready
 ok $? "hand is not ready at the Thor while its key is rejected"
 key "$T/spark.key" "$K_SPARK"
 kill -HUP "$T_PID"
-gw_wait_for reloaded "$T_ERR" 4
+gw_wait_for reloaded "$T_ERR" 3
 gw_wait_for hand_ready
-ok $? "the right key again: ready again"
+ok $? "the Thor given the Spark's new key: ready again"
+gw POST /v1/chat/completions "{\"model\":\"hand\",$Q}"
+is "$code" 200 "and hand at the Thor is answered again"
 
 # --- the Spark's gateway stops: 503 naming the peer -----------------------------------
 kill -TERM "$S_PID"

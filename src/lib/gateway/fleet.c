@@ -153,10 +153,11 @@ json_t *gw_fleet(const struct gw_config *c, int timeout_ms)
 
 /* ---- the links, for doctor ---- */
 
-static json_t *finding(json_t *out, const char *level, const char *peer, char *msg)
+static json_t *finding(json_t *out, const char *check, const char *level, const char *peer,
+		       char *msg)
 {
-	json_array_append_new(out, json_pack("{s:s, s:s, s:s}", "level", level, "peer", peer,
-					     "message", msg));
+	json_array_append_new(out, json_pack("{s:s, s:s, s:s, s:s}", "check", check, "level", level,
+					     "peer", peer, "message", msg));
 	free(msg);
 	return out;
 }
@@ -171,27 +172,27 @@ json_t *gw_fleet_links(const struct gw_config *c, int timeout_ms)
 		char why[CURL_ERROR_SIZE + 32] = "";
 		long code = gw_http_get_json(cu, NULL, timeout_ms, &caps, why, sizeof(why));
 		if (code != 200 || !json_is_object(caps)) {
-			finding(out, "error", p->name,
+			finding(out, "peer-reachable", "error", p->name,
 				xasprintf("peer '%s' (%s) is not reachable: %s", p->name, p->origin, why));
 			json_decref(caps);
 			continue;
 		}
-		finding(out, "ok", p->name, xasprintf("peer '%s' (%s) answers", p->name, p->origin));
+		finding(out, "peer-reachable", "ok", p->name, xasprintf("peer '%s' (%s) answers", p->name, p->origin));
 		if (p->key) {
 			_cleanup_free_ char *mu = xasprintf("%s/v1/models", p->origin);
 			json_t *m = NULL;
 			long kc = gw_http_get_json(mu, p->key, timeout_ms, &m, why, sizeof(why));
 			json_decref(m);
 			if (kc == 401 || kc == 403)
-				finding(out, "error", p->name,
+				finding(out, "peer-key", "error", p->name,
 					xasprintf("peer '%s' rejects the key in '%s' (HTTP %ld): its inbound key "
 						  "changed; put the key that box accepts in that file",
 						  p->name, p->key_file, kc));
 			else if (kc == 200)
-				finding(out, "ok", p->name,
+				finding(out, "peer-key", "ok", p->name,
 					xasprintf("peer '%s' accepts the key in '%s'", p->name, p->key_file));
 			else
-				finding(out, "warning", p->name,
+				finding(out, "peer-key", "warning", p->name,
 					xasprintf("peer '%s': /v1/models with the key answered %s", p->name, why));
 		}
 		for (int r = 0; r < ROLE__COUNT; r++) {
@@ -204,21 +205,21 @@ json_t *gw_fleet_links(const struct gw_config *c, int timeout_ms)
 				if (!strcmp(json_string_value(json_object_get(o, "role")) ?: "", rn))
 					hit = o;
 			if (hit && json_is_true(json_object_get(hit, "proxied")))
-				finding(out, "error", p->name,
+				finding(out, "peer-proxy", "error", p->name,
 					xasprintf("role '%s' is proxied to peer '%s', which proxies it on to %s: "
 						  "the two boxes proxy it to each other (a request gets 508 proxy_loop)",
 						  rn, p->name,
 						  json_string_value(json_object_get(hit, "hosted_by")) ?: "another box"));
 			else if (!hit || !json_is_true(json_object_get(hit, "feasible")))
-				finding(out, "error", p->name,
+				finding(out, "peer-proxy", "error", p->name,
 					xasprintf("role '%s' is proxied to peer '%s', which does not serve it", rn,
 						  p->name));
 			else if (!json_is_true(json_object_get(hit, "ready")))
-				finding(out, "warning", p->name,
+				finding(out, "peer-proxy", "warning", p->name,
 					xasprintf("role '%s' is proxied to peer '%s', where it is not ready", rn,
 						  p->name));
 			else
-				finding(out, "ok", p->name,
+				finding(out, "peer-proxy", "ok", p->name,
 					xasprintf("role '%s' is proxied to peer '%s' and ready there", rn, p->name));
 		}
 		json_decref(caps);

@@ -75,7 +75,8 @@ char *gw_local_origin(const struct gw_config *c);
  *  roles: [{role, boxes: {NAME: {feasible, ready, proxied, hosted_by?,
  *  model?} | null}}]} from every box's /capabilities. */
 json_t *gw_fleet(const struct gw_config *c, int timeout_ms);
-/* Doctor's link checks: [{level: ok|warning|error, peer, message}]. */
+/* Doctor's link checks: [{check: peer-reachable|peer-key|peer-proxy,
+ * level: ok|warning|error, peer, message}]. */
 json_t *gw_fleet_links(const struct gw_config *c, int timeout_ms);
 
 #endif

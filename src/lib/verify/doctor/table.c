@@ -18,6 +18,7 @@ const struct doctor_family doctor_families[] = {
 	{ "traits", DOC_NEEDS_DIR | DOC_NEEDS_COMPOSE, check_traits },
 	{ "memory", DOC_NEEDS_DIR | DOC_NEEDS_COMPOSE, check_memory },
 	{ "runtime", 0, check_runtime },
+	{ "peers", DOC_NEEDS_DIR, check_peers },
 };
 
 const size_t doctor_families_count = sizeof(doctor_families) / sizeof(doctor_families[0]);
