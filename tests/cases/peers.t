@@ -287,6 +287,7 @@ is "$code" 200 "and hand at the Thor is answered again"
 # --- the Spark's gateway stops: 503 naming the peer -----------------------------------
 kill -TERM "$S_PID"
 gw_wait_exit "$S_PID"
+is "$GW_RC" 0 "the Spark's gateway drains and exits 0"
 gw POST /v1/chat/completions "{\"model\":\"hand\",$Q}"
 is "$code" 503 "the Spark's gateway stopped: hand at the Thor is 503"
 like "$body" "\"code\":\"peer_unavailable\"" "peer_unavailable"
@@ -294,5 +295,10 @@ like "$body" "peer 'spark' \(http://127.0.0.1:$P_SGW\)" "naming the peer"
 like "$hdrs" 'Retry-After: 5' "with Retry-After"
 run "$LOBES" --dir "$T" status --fleet
 like "$out" 'spark.*unreachable' "status --fleet marks the Spark unreachable"
+is "$rc" 1 "and exits 1"
+kill -TERM "$T_PID"
+gw_wait_exit "$T_PID"
+is "$GW_RC" 0 "the Thor's gateway drains and exits 0 (its peer poll stopped)"
+grep -h 'Sanitizer' "$T_ERR" "$S_ERR" | head -5
 gw_stop_all
 done_testing
