@@ -205,8 +205,18 @@ static void apply(struct opts *o, const char *name, const char *kind, char **val
 		help();
 		exit(0);
 	}
-	note_arg(o, name + (name[1] == '-' ? 2 : 1), v,
-		 strcmp(kind, "int") && strcmp(kind, "float") && strncmp(kind, "hrint", 5));
+	if (!strcmp(kind, "list")) {
+		/* a Python list: ['a', 'b'] */
+		char list[1024];
+		size_t used = 0;
+		for (int i = 0; i < nv && used < sizeof list; i++)
+			used += (size_t)snprintf(list + used, sizeof list - used, "%s'%s'%s",
+						 i ? ", " : "[", vals[i], i + 1 == nv ? "]" : "");
+		note_arg(o, name + 2, strdup(list), false);
+	} else {
+		note_arg(o, name + (name[1] == '-' ? 2 : 1), v,
+			 strcmp(kind, "int") && strcmp(kind, "float") && strncmp(kind, "hrint", 5));
+	}
 	if (!strncmp(kind, "choice", 6))
 		check_choice(name, v);
 	if (!strcmp(kind, "int"))

@@ -611,10 +611,13 @@ int main(int argc, char **argv)
 	vlog(LV_INFO, "launcher.py:45", "Route: /version, Methods: GET");
 	vlog(LV_INFO, "launcher.py:45", "Route: /v1/models, Methods: GET");
 	vlog(LV_INFO, "launcher.py:45", "Route: /v1/chat/completions, Methods: POST");
+	vlog(LV_INFO, "launcher.py:45", "Route: /v1/completions, Methods: POST");
 	vlog(LV_INFO, "launcher.py:45", "Route: /v1/embeddings, Methods: POST");
 	vlog(LV_INFO, "launcher.py:45", "Route: /v1/rerank, Methods: POST");
 	vlog(LV_INFO, "launcher.py:45", "Route: /rerank, Methods: POST");
 	vlog(LV_INFO, "launcher.py:45", "Route: /v2/rerank, Methods: POST");
+	vlog(LV_INFO, "launcher.py:45", "Route: /score, Methods: POST");
+	vlog(LV_INFO, "launcher.py:45", "Route: /v1/score, Methods: POST");
 	if (http_start(&state) < 0)
 		return 1;
 	uvlog("Started server process [%d]", (int)getpid());

@@ -1,0 +1,174 @@
+#!/bin/bash
+# fleet_probes.t — what clients use, end to end on a real dockerd with the
+# vLLM stand-in (a test double) in place of each role's image:
+#  - the thor profile (rendered by `lobes init` on a fixture Thor) brings
+#    every feasible role up and EVERY probe passes: the known answers, the
+#    reranker's ordering (served with its --hf-overrides), and the tool-call
+#    and reasoning-split probes of the roles rendered with parsers; no known
+#    failure is left in the profile;
+#  - a request with `tools` to the cortex returns a tool call;
+#  - each container's argv, read back through the Engine API, equals the
+#    rendered one (docker-compose config's entrypoint and command), JSON
+#    flag values included;
+#  - a reranker rendered without the overrides fails its probe, on a Thor
+#    and on a Spark alike.
+# Each role's stand-in reports the vLLM version of the image the render
+# pinned for it (data/images), so it accepts exactly that version's flags.
+. "${LOBES_SRC:-.}/tests/lib.sh"
+. "$SRC/tests/standin/lib.sh"
+. "$SRC/tests/integration/docker.sh"
+HOSTS=$SRC/tests/fixtures/hosts
+HF=$SRC/tests/fixtures/hf
+IMAGES=${LOBES_IMAGES_DIR:-$SRC/data/images}
+command -v python3 >/dev/null || skip_all "python3 is needed to read compose and --json"
+python3 -c 'import yaml' 2>/dev/null || skip_all "python3-yaml is needed to read docker-compose config"
+command -v jq >/dev/null || skip_all "jq is not installed"
+[ -d "$IMAGES" ] || skip_all "no image knowledge at $IMAGES (per-role images not rendered yet)"
+docker_start
+docker_build_standin || { ok 1 "build the stand-in image"; done_testing; }
+unset LOBES_SYSROOT
+export HF_HUB_CACHE=$HF/hub LOBES_NVML_LIB=$TMP/absent/libnvidia-ml.so.1
+
+roles_of() { grep -oE '^  [a-z]+:$' "$1/docker-compose.yml" | tr -d ' :'; }
+upper() { tr a-z A-Z <<<"$1"; }
+# version_of IMAGE_REF: the vLLM version data/images records for it
+version_of() { grep -l -F "ref: $1" "$IMAGES"/*.yaml 2>/dev/null | head -n1 | xargs -r sed -n 's/^vllm: //p'; }
+
+# init DIR CARD [ARGS...]: `lobes init --apply` on the fixture box of CARD
+init() {
+	local d=$1 card=$2
+	shift 2
+	env LOBES_SYSROOT="$HOSTS/$card" LOBES_NVIDIA_SMI="$HOSTS/$card/bin/nvidia-smi" \
+		"$LOBES" --dir "$d" init "$@" --apply >/dev/null
+}
+# point DIR CARD PROJECT: the rendered fleet pointed at the stand-in image
+# (each role told its image's vLLM version and the card it runs on), the
+# fixture HF cache, its own compose project.
+point() {
+	local d=$1 card=$2 p=$3 r up img ver
+	# This sandbox's dockerd may not raise RLIMIT_MEMLOCK to the rendered
+	# unlimited (-1): the overlay lowers it to the hard limit we have.
+	local memlock
+	memlock=$(ulimit -Hl)
+	[ "$memlock" = unlimited ] && memlock=-1 || memlock=$((memlock * 1024))
+	{
+		echo "services:"
+		for r in $(roles_of "$d"); do
+			up=$(upper "$r")
+			img=$(sed -n "s/^${up}_IMAGE=//p" "$d/.env")
+			ver=$(version_of "$img")
+			[ -n "$ver" ] || { echo "# no vLLM version recorded for $r's image '$img'" >&2; return 1; }
+			printf '  %s:\n    environment:\n' "$r"
+			printf '      STANDIN_CARD: %s\n      STANDIN_VERSION: "%s+standin"\n' "$card" "$ver"
+			printf '      STANDIN_LOAD_MS: "200"\n      STANDIN_PROFILE_MS: "200"\n'
+			printf '      STANDIN_WARMUP_MS: "100"\n      STANDIN_MEM_SCALE: "0.01"\n'
+			printf '    ulimits:\n      memlock: %s\n' "$memlock"
+		done
+	} >"$d/docker-compose.test.yml" || return 1
+	sed -i -E "s|^([A-Z]+_IMAGE)=.*|\1=lobes-standin:test|; s|^LOBES_HF_CACHE=.*|LOBES_HF_CACHE=$HF|;
+		s|^COMPOSE_FILE=.*|COMPOSE_FILE=docker-compose.yml:docker-compose.test.yml|;
+		s|^COMPOSE_PROJECT_NAME=.*|COMPOSE_PROJECT_NAME=lobes-fp-$p|" "$d/.env"
+	sed -i -E "s|^([A-Z]+)_GPU_MEM_UTIL=.*|\1_GPU_MEM_UTIL=0.03|" "$d/.env"
+	docker_compose_project "lobes-fp-$p" "$d/docker-compose.yml"
+}
+deploy() { init "$1" "$3" --profile "$2" && cp "$1/.env" "$TMP/$2-images.env" && point "$1" "$3" "$2"; }
+# j EXPR: a python expression over d, the JSON in $out (whole, or its last
+# line when the output is event lines followed by a result line)
+j() { printf '%s' "$out" | python3 -c "
+import json,sys
+t=sys.stdin.read()
+try: d=json.loads(t)
+except ValueError: d=json.loads(t.strip().splitlines()[-1])
+v=$1; print(v if isinstance(v,str) else json.dumps(v))"; }
+fast="--poll-ms 200 --window-wait 120 --ready-wait 120 --mem-wait 30"
+
+# --- the thor fleet ----------------------------------------------------------------
+T=$TMP/thor
+deploy "$T" thor thor || { ok 1 "deploy thor"; done_testing; }
+run "$LOBES" --dir "$T" --json serve --apply $fast
+is "$rc" 0 "serve brings the thor fleet up"
+is "$(j '[r["outcome"] for r in d["roles"]]')" '["ready", "ready", "ready", "ready"]' \
+	"every feasible role is ready (hand is not rendered)"
+if [ "$rc" != 0 ]; then
+	printf '%s\n' "$errout" | sed 's/^/# /'
+	(cd "$T" && compose logs --no-color --tail 15 2>&1 | sed 's/^/# /')
+	done_testing
+fi
+
+run "$LOBES" --dir "$T" --json probe --timeout 30
+is "$rc" 0 "probe exits 0"
+is "$(j '[p["role"] + ":" + p["probe"] + ":" + p["status"] for p in d["probes"] if p["status"] != "pass"]')" '[]' \
+	"EVERY probe passes, none a known failure"
+[ "$(j 'd["counts"]["pass"]')" = "$(j 'len(d["probes"])')" ] || printf '%s\n' "$out" | sed 's/^/# /' | head -n 40
+is "$(j '[p["probe"] for p in d["probes"] if p["role"] == "reranker"]')" '["rerank-order"]' "the reranker's ordering is probed"
+for r in $(grep -oE '^[A-Z]+_TOOL_CALL_PARSER=.' "$T/.env" | cut -d_ -f1 | tr A-Z a-z); do
+	is "$(j "[p['status'] for p in d['probes'] if p['role'] == '$r' and p['probe'] == 'tool-call']")" '["pass"]' \
+		"$r (rendered with a tool-call parser): the tool-call probe passes"
+done
+for r in $(grep -oE '^[A-Z]+_REASONING_PARSER=.' "$T/.env" | cut -d_ -f1 | tr A-Z a-z); do
+	is "$(j "[p['status'] for p in d['probes'] if p['role'] == '$r' and p['probe'] == 'reasoning-split']")" '["pass"]' \
+		"$r (rendered with a reasoning parser): the reasoning-split probe passes"
+done
+ok "$(grep -q '^CORTEX_TOOL_CALL_PARSER=.' "$T/.env"; echo $?)" "the thor cortex is rendered with a tool-call parser"
+is "$(j 'd["counts"]["known_failure"] + d["counts"]["known_failure_passed"]')" 0 "no known failure is left"
+
+# A request with tools, straight to the cortex engine.
+PORT_C=$(sed -n 's/^CORTEX_PORT=//p' "$T/.env")
+TOOLS_REQ='{"model":"cortex","messages":[{"role":"user","content":"What is the weather in Paris? Use the tool."}],"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}]}'
+body=$(curl -s --max-time 30 -H 'Content-Type: application/json' -d "$TOOLS_REQ" "http://127.0.0.1:$PORT_C/v1/chat/completions")
+is "$(jq -r '.choices[0].finish_reason' <<<"$body")" tool_calls "a tools request to the cortex returns a tool call"
+is "$(jq -r '.choices[0].message.tool_calls[0].function | .name + " " + .arguments' <<<"$body")" 'get_weather {"city": "Paris"}' \
+	"get_weather with {\"city\": \"Paris\"}"
+is "$(jq -r '.model' <<<"$body")" cortex "answered under the role's name"
+
+# The argv each container runs, through the Engine API, against the render.
+(cd "$T" && compose config) >"$TMP/config.yml" 2>"$TMP/config.err"
+ok $? "docker-compose config reads the deploy dir"
+SOCK=${DOCKER_HOST#unix://}
+for r in $(roles_of "$T"); do
+	id=$(cd "$T" && compose ps -q "$r")
+	curl -s --unix-socket "$SOCK" "http://localhost/containers/$id/json" >"$TMP/inspect-$r.json"
+	verdict=$(python3 - "$TMP/config.yml" "$TMP/inspect-$r.json" "$r" <<-'EOF'
+	import json, sys, yaml
+	cfg = yaml.safe_load(open(sys.argv[1]))["services"][sys.argv[3]]
+	c = json.load(open(sys.argv[2]))
+	want = list(cfg.get("entrypoint") or []) + list(cfg["command"])
+	got = list(c["Config"]["Entrypoint"] or []) + list(c["Config"]["Cmd"] or [])
+	ran = [c["Path"]] + list(c["Args"])
+	print("same" if want == got == ran else "rendered %s\nEngine API %s\nprocess %s" % (want, got, ran))
+	EOF
+	)
+	is "$verdict" same "$r: the container's argv (Engine API) equals docker-compose config's"
+done
+hf=$(sed -n 's/^RERANKER_HF_OVERRIDES=//p' "$T/.env")
+like "$hf" '"is_original_qwen3_reranker": true' "the thor reranker is rendered with the Qwen3-Reranker overrides"
+is "$(python3 -c 'import json,sys; print([a for a in json.load(open(sys.argv[1]))["Args"] if a.startswith("--hf-overrides")])' "$TMP/inspect-reranker.json")" \
+	"['--hf-overrides=$hf']" "the JSON value arrives in the reranker's argv intact"
+for r in cortex senses; do
+	up=$(upper "$r")
+	want=$(version_of "$(sed -n "s/^${up}_IMAGE=//p" "$TMP/thor-images.env")")
+	(cd "$T" && compose logs --no-color "$r" 2>&1) | grep -qF "vLLM API server version $want+standin"
+	ok $? "$r's stand-in serves as the vLLM of its pinned image ($want)"
+done
+(cd "$T" && compose down -t 2 >/dev/null 2>&1)
+
+# --- a reranker rendered without its overrides, on any card ---------------------------
+for card in thor spark; do
+	B=$TMP/bare-$card
+	init "$B" "$card" --profile "$card" || { ok 1 "init $card"; continue; }
+	sed -i 's/^RERANKER_HF_OVERRIDES=.*/RERANKER_HF_OVERRIDES=none/' "$B/.env"
+	init "$B" "$card"
+	ok $? "$card: init re-renders with the operator's edit"
+	point "$B" "$card" "bare-$card"
+	unlike "$(sed -n '/^  reranker:/,/^  [a-z]*:$/p' "$B/docker-compose.yml")" "hf-overrides" \
+		"$card: the reranker is rendered without --hf-overrides (operator edit)"
+	(cd "$B" && compose up -d reranker >/dev/null 2>&1)
+	PORT_R=$(sed -n 's/^RERANKER_PORT=//p' "$B/.env")
+	wait_for 120 curl -fs -o /dev/null "http://127.0.0.1:$PORT_R/health"
+	run "$LOBES" --dir "$B" --json probe --timeout 30 reranker
+	is "$rc" 1 "$card: the reranker without overrides fails its probe"
+	is "$(j '[p["status"] + ":" + str(p["failure"]) for p in d["probes"] if p["probe"] == "rerank-order"]')" \
+		'["fail:wrong-answer"]' "$card: a wrong ordering, while /health is green"
+	(cd "$B" && compose down -t 2 >/dev/null 2>&1)
+done
+done_testing
