@@ -223,6 +223,81 @@ FAKE_IMAGE_ABSENT=1 on gb10 --json --dir "$P" doctor --image-probe
 like "$out" "is not available here .*never pulled; using the recorded list" "an absent image is said so, never pulled"
 ok "$([ ! -e "$P/cache" ]; echo $?)" "… and nothing is cached"
 
+# --- issue 8: images, vLLM arguments, placeholders, MTP, the Orin budget ------
+I=$TMP/images
+cp -a "$THOR_ON_THOR" "$I"
+echo "CORTEX_IMAGE=vllm/vllm-openai@sha256:8bd082c2" >> "$I/.env"
+echo "SENSES_IMAGE=vllm/vllm-openai:nightly" >> "$I/.env"
+echo "EMBEDDER_IMAGE=vllm/vllm-openai@sha256:$(printf 'ab%.0s' $(seq 32))" >> "$I/.env"
+on thor --json --dir "$I" doctor
+is "$(sev image role cortex)" error "a truncated digest in <ROLE>_IMAGE: error"
+like "$(get image role cortex message)" "a digest prefix \(8 of the 64 hex digits\), which Docker rejects" "… saying it is a prefix Docker rejects"
+like "$(get image role cortex remedy)" "set CORTEX_IMAGE in .env to the full reference" "… with the fix"
+is "$(sev image role senses)" warning "an unpinned tag: warning"
+is "$(sev image role embedder)" warning "a pinned image lobes has no record of: warning"
+like "$(get image role embedder message)" "its vLLM version is not recorded" "… saying its vLLM version is not recorded"
+is "$(sev image role reranker)" ok "the profile's image: ok"
+like "$(get image role reranker message)" "carries vLLM 0.23.1rc1.dev672\+g93d8f834d" "… naming the vLLM it carries"
+
+A=$TMP/args
+cp -a "$SPARK_ON_GB10" "$A"
+sed -i "s/--tool-call-parser=qwen3_coder/--tool-call-parser=qwen9_coder/; s/'--reasoning-parser=gemma4'/'--reasoning-parser=gemma9'/; s/'--trust-remote-code'/'--trust-remote-kode'/" "$A/docker-compose.yml"
+on gb10 --json --dir "$A" doctor
+is "$rc" 1 "a rendered argument vLLM refuses: exit 1"
+like "$(get vllm-args name --tool-call-parser message)" "cortex: tool parser 'qwen9_coder' is not registered in vLLM 5a4c8d992" "an unknown tool parser for the role's version"
+like "$(get vllm-args name --reasoning-parser message)" "senses: reasoning parser 'gemma9' is not registered in vLLM 93d8f834d" "an unknown reasoning parser, against the senses image's own version"
+like "$(get vllm-args name --trust-remote-kode message)" "vLLM 5a4c8d992 has no flag --trust-remote-kode" "an unknown flag"
+on gb10 --json --dir "$SPARK_ON_GB10" doctor
+is "$(sev vllm-args)" ok "every argument of an untouched render is accepted"
+like "$(get vllm-args '' '' message)" "arguments of 5 roles accepted" "… for all five roles"
+
+V=$TMP/vllm-env
+cp -a "$THOR_ON_THOR" "$V"
+python3 - "$V/docker-compose.yml" <<'PY'
+import sys
+p = sys.argv[1]
+s = open(p).read()
+s = s.replace("      VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS: '0'\n",
+              "      VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS: '0'\n      VLLM_NOT_A_KNOB: '1'\n", 1)
+open(p, "w").write(s)
+PY
+on thor --json --dir "$V" doctor
+is "$(sev env-registry name VLLM_NOT_A_KNOB)" warning "an unknown VLLM_* name in a service: warning"
+like "$(get env-registry name VLLM_NOT_A_KNOB message)" "services.cortex.environment\) is not in the registry of vLLM 0.26.1rc1.dev942\+g5a4c8d992" "… checked against the registry of that role's image"
+
+H=$TMP/placeholder
+cp -a "$SPARK_ON_GB10" "$H"
+sed -i 's/^CORTEX_MAX_MODEL_LEN=.*/CORTEX_MAX_MODEL_LEN=none/; s/^CORTEX_QUANTIZATION=.*/CORTEX_QUANTIZATION=none/;
+	s/^SENSES_GPU_MEM_UTIL=.*/SENSES_GPU_MEM_UTIL=/' "$H/.env"
+on gb10 --json --dir "$H" doctor
+is "$(sev placeholder name CORTEX_MAX_MODEL_LEN)" error "a placeholder where vLLM wants a number: error"
+like "$(get placeholder name CORTEX_MAX_MODEL_LEN message)" "CORTEX_MAX_MODEL_LEN=none \(.env:[0-9]+\) reaches vLLM as it is, and is not a positive integer \(a lobes placeholder\)" "… naming the line and what is expected"
+like "$(get placeholder name CORTEX_MAX_MODEL_LEN remedy)" "set CORTEX_MAX_MODEL_LEN to a positive integer" "… with the fix"
+is "$(sev placeholder name CORTEX_QUANTIZATION)" warning "a placeholder for a knob init writes: warning, not in effect"
+like "$(get placeholder name CORTEX_QUANTIZATION message)" "is not in effect: the compose command has compressed-tensors" "… the command keeps the rendered flag"
+like "$(get placeholder name CORTEX_QUANTIZATION remedy)" "lobes init --apply" "… init drops the flag"
+is "$(sev placeholder name SENSES_GPU_MEM_UTIL)" warning "an empty value: warning"
+like "$(get placeholder name SENSES_GPU_MEM_UTIL message)" "compose uses the rendered value instead: an empty value never reaches vLLM" "… it never reaches vLLM"
+on gb10 --json --dir "$SPARK_ON_GB10" doctor
+is "$(sev placeholder)" ok "an untouched deploy dir: no placeholder finding"
+
+on thor --json --dir "$SPARK_ON_THOR" doctor
+is "$(sev traits trait sm110-mtp-off-gdn-qwen)" warning "MTP on a Thor cortex (the spark profile does not list trait 8): flagged"
+like "$(get traits trait sm110-mtp-off-gdn-qwen message)" "launch_gdn_decode_post_conv_mtp" "… with the cause"
+like "$(get traits trait sm110-mtp-off-gdn-qwen remedy)" "CORTEX_SPECULATIVE_CONFIG=none" "… and the fix"
+on thor --json --dir "$THOR_ON_THOR" doctor
+is "$(sev traits trait sm110-mtp-off-gdn-qwen)" "" "the thor render has MTP off: no finding"
+
+SPARK_ON_ORIN=$TMP/spark-on-orin
+on agx-orin --dir "$SPARK_ON_ORIN" init --profile spark --apply
+on agx-orin --json --dir "$SPARK_ON_ORIN" doctor
+is "$(sev traits trait sm87-senses-budget)" warning "the spark senses budget on an Orin: flagged"
+like "$(get traits trait sm87-senses-budget message)" "gpu_mem_util=0.14 \(the trait sets 0.45\), max_model_len=32768 \(the trait sets 131072\)" "… below the measured 0.45 / 131072"
+ORIN=$TMP/orin-on-orin
+on agx-orin --dir "$ORIN" init --apply
+on agx-orin --json --dir "$ORIN" doctor
+is "$(sev traits trait sm87-senses-budget)" "" "the orin render has the measured budget: no finding"
+
 # --- exit codes and unreadable deploy dirs -------------------------------------
 on thor --dir "$TMP/nowhere" doctor
 is "$rc" 1 "no deploy dir: exit 1"

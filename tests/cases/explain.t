@@ -177,4 +177,72 @@ like "$out" "<- trait sm90-cortex-eager at .*h100-lab.trait.yaml" "text explain 
 run "$LOBES" --dir "$TMP/ext" render --profile h100-lab
 like "$out" "- '--enforce-eager'" "render picks it up"
 unlike "$out" "^  senses:" "and renders no service for roles it does not name"
+# --- issue 8: the serving knobs' chains, Orin as measured, bad values ----------
+on thor --json explain
+is "$(j "d['roles']['cortex']['knobs']['image']['chain'][0]['kind']")" profile "cortex image: pinned by the profile (no template default)"
+for k in served_names reasoning_parser tool_call_parser enable_prefix_caching speculative_config hf_overrides trust_remote_code enable_lora max_loras max_lora_rank runner convert; do
+	is "$(j "d['roles']['cortex']['knobs']['$k']['chain'][0]['kind']")" default "cortex $k: the chain starts at the template default"
+done
+is "$(j 'd["roles"]["cortex"]["knobs"]["reasoning_parser"]["value"]')" qwen3 "cortex reasoning_parser qwen3 …"
+is "$(j 'd["roles"]["cortex"]["knobs"]["reasoning_parser"]["chain"][-1]["kind"]')" profile "… from the profile"
+is "$(j 'd["roles"]["cortex"]["knobs"]["tool_call_parser"]["value"]')" qwen3_coder "cortex tool_call_parser qwen3_coder"
+is "$(j 'd["roles"]["cortex"]["knobs"]["speculative_config"]["chain"][1]["value"]')" '{"method": "mtp", "num_speculative_tokens": 2}' "cortex speculative_config: MTP from the profile …"
+is "$(step cortex speculative_config '["trait"]')" sm110-mtp-off-gdn-qwen "… turned off by trait 8 on the Thor"
+is "$(step cortex speculative_config '["value"]')" none "… to none"
+like "$(step cortex speculative_config '["evidence"][0]["observation"]')" "launch_gdn_decode_post_conv_mtp" "… with its evidence"
+like "$(j 'd["roles"]["reranker"]["knobs"]["hf_overrides"]["value"]')" '"is_original_qwen3_reranker": true' "reranker hf_overrides from the profile"
+is "$(j 'd["roles"]["senses"]["knobs"]["tool_call_parser"]["value"]')" gemma4 "senses tool parser gemma4"
+is "$(j 'd["roles"]["embedder"]["knobs"]["runner"]["value"]') $(j 'd["roles"]["embedder"]["knobs"]["convert"]["value"]')" "pooling embed" "embedder runner pooling, convert embed"
+is "$(j 'd["roles"]["embedder"]["knobs"]["image"]["value"]')" "vllm/vllm-openai@sha256:7c5a10e9a8b3c8642f4d0463a41215176c0dd834b4f0967287c7e3e517cf1be9" "thor pooling on the image it was validated with"
+on gb10 --json explain
+is "$(j 'd["roles"]["hand"]["knobs"]["enable_lora"]["value"]') $(j 'd["roles"]["hand"]["knobs"]["max_loras"]["value"]') $(j 'd["roles"]["hand"]["knobs"]["max_lora_rank"]["value"]')" "true 4 32" "spark hand: LoRA armed, 4 adapters of rank 32"
+is "$(j 'd["roles"]["hand"]["knobs"]["quantization"]["value"]')" none "spark hand: bf16, no quantization"
+is "$(j 'd["roles"]["cortex"]["knobs"]["speculative_config"]["value"]')" '{"method": "mtp", "num_speculative_tokens": 2}' "spark cortex keeps MTP"
+on agx-orin --json explain
+is "$(j 'd["profile"]["name"]')" orin "the Orin box selects the orin profile"
+is "$(j 'd["roles"]["senses"]["knobs"]["gpu_mem_util"]["value"]') $(j 'd["roles"]["senses"]["knobs"]["max_model_len"]["value"]')" "0.45 131072" "orin senses 0.45 / 131072"
+is "$(j '",".join(d["order"])')" "senses,embedder,reranker" "… booted first"
+is "$(step embedder attention_backend '["trait"]')" sm87-pooling-triton-carry-over "orin pooling TRITON_ATTN from its own carry-over trait"
+is "$(step embedder attention_backend '["evidence"][0]["kind"]') $(step embedder attention_backend '["evidence"][1]["kind"]')" "declared measured" "… declared as a cause, measured booted and passing"
+is "$(step reranker enforce_eager '["trait"]')" sm87-reranker-eager-carry-over "orin reranker eager from its own carry-over trait"
+is "$(step hand feasible '["trait"]')" orin-hand-memory "orin hand not offered by trait orin-hand-memory"
+like "$(step hand feasible '["cause"]')" "does not reliably get memory" "… for memory"
+unlike "$(step hand feasible '["cause"]')" "NVFP4" "… not NVFP4"
+
+# The operator's <ROLE>_IMAGE and parser edits in .env: the last step of the chain.
+O8=$TMP/op8
+on gb10 --dir "$O8" init --apply >/dev/null
+sed -i 's/^CORTEX_TOOL_CALL_PARSER=.*/CORTEX_TOOL_CALL_PARSER=hermes/; s|^CORTEX_IMAGE=.*|CORTEX_IMAGE=registry.local/vllm@sha256:'"$(printf 'cd%.0s' $(seq 32))"'|' "$O8/.env"
+on gb10 --json --dir "$O8" explain
+is "$(step cortex tool_call_parser '["kind"]') $(step cortex tool_call_parser '["value"]')" "override hermes" "an operator's parser is the last step of the chain"
+is "$(step cortex image '["kind"]')" override "an operator's <ROLE>_IMAGE is the last step of the chain"
+on gb10 --dir "$O8" init --apply
+like "$out" "CORTEX_IMAGE='registry.local/vllm@sha256:(cd)+': its vLLM version is not recorded" "init says the operator's image has no recorded vLLM version"
+like "$(cat "$O8/docker-compose.yml")" "image: '\\\$\{CORTEX_IMAGE:-registry.local/vllm@sha256:(cd)+\}'" "… and honours it"
+like "$(cat "$O8/docker-compose.yml")" "'--tool-call-parser=hermes'" "the operator's parser is rendered"
+
+B=$TMP/bad8/profiles; mkdir -p "$B"
+sed 's/^name: spark$/name: bad-json/; s/"num_speculative_tokens": 2}/"num_speculative_tokens": 2/' "$SRC/data/profiles/spark.yaml" > "$B/bad-json.yaml"
+LOBES_DIR=$TMP/bad8 on gb10 explain
+is "$rc" 3 "invalid JSON in speculative_config: a config error"
+like "$errout" "bad-json.yaml:[0-9]+:[0-9]+: speculative_config '.*' is invalid; expected none or a JSON object \(invalid JSON: .* at column [0-9]+\)" "… at file:line:column, saying why"
+rm "$B/bad-json.yaml"
+sed 's/^name: spark$/name: bad-parser/; s/tool_call_parser: gemma4/tool_call_parser: qwen3_coder_v9/' "$SRC/data/profiles/spark.yaml" > "$B/bad-parser.yaml"
+LOBES_DIR=$TMP/bad8 on gb10 explain
+is "$rc" 3 "a tool parser the role's vLLM does not register: a config error"
+like "$errout" "bad-parser.yaml:[0-9]+:[0-9]+: profile 'bad-parser' role 'senses': tool parser 'qwen3_coder_v9' is not registered in vLLM 93d8f834d" "… at file:line:column, against the senses image's version"
+rm "$B/bad-parser.yaml"
+sed 's/^name: spark$/name: bad-mtp-on-old/; s/reasoning_parser: gemma4/reasoning_parser: inkling/' "$SRC/data/profiles/spark.yaml" > "$B/bad-r.yaml"
+LOBES_DIR=$TMP/bad8 on gb10 explain
+like "$errout" "reasoning parser 'inkling' is not registered in vLLM 93d8f834d" "a reasoning parser only the newer vLLM has is refused for the older image"
+rm "$B/bad-r.yaml"
+sed 's/^name: spark$/name: bad-digest/; s/sha256:8bd082c274fae025b7079498fe1da65182ba1d4c2188c0f5a68c1042c38c3695  # M spark 2026-08-19, MTP/sha256:8bd082c2  # MTP/' "$SRC/data/profiles/spark.yaml" > "$B/bad-digest.yaml"
+LOBES_DIR=$TMP/bad8 on gb10 explain
+is "$rc" 3 "a digest prefix in a profile: a config error"
+like "$errout" "bad-digest.yaml:[0-9]+:[0-9]+: image 'vllm/vllm-openai@sha256:8bd082c2' is invalid; expected an image reference" "… at file:line:column"
+rm "$B/bad-digest.yaml"
+sed 's/^name: spark$/name: bad-tag/; s/vllm\/vllm-openai@sha256:8bd082c274fae025b7079498fe1da65182ba1d4c2188c0f5a68c1042c38c3695  # M spark 2026-08-19, MTP/vllm\/vllm-openai:latest  # MTP/' "$SRC/data/profiles/spark.yaml" > "$B/bad-tag.yaml"
+LOBES_DIR=$TMP/bad8 on gb10 explain
+is "$rc" 3 "an unpinned image in a profile: a config error"
+like "$errout" "bad-tag.yaml:[0-9]+:[0-9]+: profile 'bad-tag' role 'cortex': image 'vllm/vllm-openai:latest' is not pinned" "… at file:line:column"
 done_testing

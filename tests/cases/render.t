@@ -114,4 +114,54 @@ if docker compose version >/dev/null 2>&1; then
 		is "$rc" 0 "docker compose v2 config -q accepts the $(basename "$d") golden"
 	done
 fi
+# Container settings every engine gets (FACTS.md "Flags each lane needs").
+for p in spark thor orin base orin-nano-super; do
+	f="$SRC/tests/goldens/$p/docker-compose.yml"
+	n=$(grep -c '^  [a-z]*:$' "$f")
+	is "$(grep -c '^    ipc: host$' "$f")" "$n" "$p: every service has ipc: host"
+	is "$(grep -A2 '^    ulimits:$' "$f" | grep -cE '^      (memlock: -1|stack: 67108864)$')" "$((2 * n))" "$p: … ulimits memlock -1 and stack 67108864"
+	is "$(grep -c "^      HF_TOKEN: '\\\${HF_TOKEN:-}'$" "$f")" "$n" "$p: … HF_TOKEN passed explicitly from the environment or .env"
+	is "$(grep -c "^      VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS: '0'$" "$f")" "$n" "$p: … the CUDA-graph memory estimate off (registered by both recorded images)"
+done
+unlike "$(cat "$SRC"/tests/goldens/*/docker-compose.yml)" "env_file" "no service reads the whole .env (env_file)"
+unlike "$(cat "$SRC"/tests/goldens/*/.env)" "^HF_TOKEN=" "HF_TOKEN is never written by lobes (the operator adds it)"
+like "$(cat "$SRC/tests/goldens/spark/docker-compose.yml")" "- '--served-model-name'
+      - 'cortex'
+      - '\\\$\{CORTEX_MODEL:-unsloth/Qwen3.8-27B-NVFP4\}'" "served under the role name and the checkpoint id (from .env)"
+like "$(cat "$SRC/tests/goldens/spark/docker-compose.yml")" "- '--reasoning-parser=qwen3'
+      - '--enable-auto-tool-choice'
+      - '--tool-call-parser=qwen3_coder'" "a tool parser comes with --enable-auto-tool-choice"
+like "$(cat "$SRC/tests/goldens/spark/docker-compose.yml")" "- './adapters:/adapters:ro'" "the LoRA adapters dir is mounted read-only (hand)"
+is "$(grep -c ':/adapters:ro' "$SRC/tests/goldens/spark/docker-compose.yml")" 1 "… only where LoRA is on"
+like "$(cat "$SRC/tests/goldens/spark/.env")" '^CORTEX_TOOL_CALL_PARSER=qwen3_coder$' ".env: <ROLE>_TOOL_CALL_PARSER for a role with a tool parser"
+unlike "$(cat "$SRC/tests/goldens/spark/.env")" '^(EMBEDDER|RERANKER)_(TOOL_CALL|REASONING)_PARSER=' ".env: no parser key for a role without one"
+like "$(cat "$SRC/tests/goldens/thor/.env")" '^CORTEX_SPECULATIVE_CONFIG=none$' "thor: MTP off for the cortex (trait 8)"
+like "$(cat "$SRC/tests/goldens/orin/.env")" '^SENSES_GPU_MEM_UTIL=0.45$' "orin: senses at the measured 0.45"
+like "$(cat "$SRC/tests/goldens/orin/.env")" '^SENSES_MAX_MODEL_LEN=131072$' "… and 131072"
+like "$(cat "$SRC/tests/goldens/orin/.env")" '^LOBES_ORDER=senses,' "… booted first"
+like "$(cat "$SRC/tests/goldens/orin/.env")" '^HAND_FEASIBLE=false$' "orin: the hand is not offered"
+
+# No lobes placeholder reaches vLLM: knobs with a "no flag" word are written
+# by init, never interpolated; an empty interpolated value falls back.
+unlike "$(cat "$SRC"/tests/goldens/*/docker-compose.yml)" '\$\{[A-Z]+_(QUANTIZATION|MAX_NUM_SEQS|ATTENTION_BACKEND|SPECULATIVE_CONFIG|HF_OVERRIDES|REASONING_PARSER|TOOL_CALL_PARSER|RUNNER|CONVERT|MAX_LORAS|MAX_LORA_RANK|ENFORCE_EAGER|TRUST_REMOTE_CODE|ENABLE_LORA|ENABLE_PREFIX_CACHING|SERVED_NAMES|LORA_DIR)' \
+	"no knob with a placeholder word is interpolated into a command"
+if command -v docker-compose >/dev/null 2>&1 && python3 -c 'import yaml' 2>/dev/null; then
+	cp -r "$SRC/tests/goldens/spark" "$TMP/pl" && chmod 600 "$TMP/pl/.env"
+	sed -i 's/^CORTEX_QUANTIZATION=.*/CORTEX_QUANTIZATION=none/; s/^CORTEX_MAX_NUM_SEQS=.*/CORTEX_MAX_NUM_SEQS=auto/;
+		s/^CORTEX_GPU_MEM_UTIL=.*/CORTEX_GPU_MEM_UTIL=/; s/^CORTEX_SPECULATIVE_CONFIG=.*/CORTEX_SPECULATIVE_CONFIG=none/' "$TMP/pl/.env"
+	run sh -c "cd '$TMP/pl' && HF_TOKEN=hf_probe_value docker-compose config"
+	is "$rc" 0 "docker-compose config reads a deploy dir whose .env holds placeholders"
+	printf '%s' "$out" > "$TMP/pl.yml"
+	cmd=$(python3 -c 'import yaml,sys; print("\n".join(yaml.safe_load(open(sys.argv[1]))["services"]["cortex"]["command"]))' "$TMP/pl.yml")
+	unlike "$cmd" "=none$|=auto$|=$" "… and no argv item of the cortex is a placeholder or empty"
+	like "$cmd" "^--gpu-memory-utilization=0.30$" "… an empty interpolated value falls back to the rendered one"
+	like "$cmd" '^--speculative-config=\{"method": "mtp", "num_speculative_tokens": 2\}$' "… a JSON flag survives compose interpolation intact"
+	like "$cmd" '^--quantization=compressed-tensors$' "… a .env placeholder for a literal knob is not in effect until init"
+	env=$(python3 -c 'import yaml,sys; print(yaml.safe_load(open(sys.argv[1]))["services"]["cortex"]["environment"]["HF_TOKEN"])' "$TMP/pl.yml")
+	is "$env" "hf_probe_value" "HF_TOKEN from the environment reaches the engine"
+	rr=$(python3 -c 'import yaml,sys; print("\n".join(yaml.safe_load(open(sys.argv[1]))["services"]["reranker"]["command"]))' "$TMP/pl.yml")
+	like "$rr" '^--hf-overrides=\{"architectures": \["Qwen3ForSequenceClassification"\], "classifier_from_token": \["no", "yes"\], "is_original_qwen3_reranker": true\}$' "the reranker's --hf-overrides survive compose interpolation intact"
+else
+	ok 0 "# SKIP docker-compose or python3-yaml is missing"
+fi
 done_testing
