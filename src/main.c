@@ -14,6 +14,7 @@
 
 #include "cmd/cmd.h"
 #include "lib/util/cleanup.h"
+#include "lib/util/secret.h"
 #include "version.h"
 
 static const struct command commands[] = {
@@ -335,7 +336,9 @@ int main(int argc, char **argv)
 		optind = 1;
 		int code = commands[i].fn(argc - 1, argv + 1, &ctx);
 		if (ctx.err) {
-			fprintf(stderr, "lobes %s: error: %s\n", verb, ctx.err->msg);
+			/* an error quotes input (a .env line): the one masking rule */
+			_cleanup_free_ char *msg = secret_mask_text(ctx.err->msg);
+			fprintf(stderr, "lobes %s: error: %s\n", verb, msg);
 			if (code == 0)
 				code = ctx.err->code ? ctx.err->code : EXIT_INTERNAL;
 			err_free(ctx.err);

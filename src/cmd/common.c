@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../lib/util/secret.h"
 #include "cmd.h"
 
 void cmd_usage(const struct ctx *ctx, FILE *stream)
@@ -34,7 +35,10 @@ int cmd_fail(struct ctx *ctx, struct err *e)
 
 void out_json(const json_t *result)
 {
-	json_dumpf(result, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	/* every --json output goes through the one masking rule (secret.h) */
+	json_auto_t *masked = json_deep_copy(result);
+	secret_mask_json(masked);
+	json_dumpf(masked ? masked : result, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	fputc('\n', stdout);
 }
 

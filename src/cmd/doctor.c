@@ -10,6 +10,7 @@
 
 #include "../lib/util/cleanup.h"
 #include "../lib/verify/doctor.h"
+#include "../lib/util/secret.h"
 #include "cmd.h"
 
 static const char *sev_color(const struct ctx *ctx, const char *sev)
@@ -62,6 +63,7 @@ CMD(doctor)
 	int code = doctor_worst(&r) >= SEV_ERROR ? EXIT_CHECK : 0;
 	json_auto_t *res = doctor_report_json(&r);
 	doctor_report_free(&r);
+	secret_mask_json(res); /* the text below is printed from it too */
 	if (ctx->json) {
 		out_json(res);
 		return code;

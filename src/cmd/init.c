@@ -11,6 +11,7 @@
 #include "../lib/util/buf.h"
 #include "../lib/util/cleanup.h"
 #include "../lib/util/fs.h"
+#include "../lib/util/secret.h"
 #include "cmd.h"
 
 static json_t *result_json(const struct init_result *r, bool applied, const char *image_note)
@@ -122,6 +123,7 @@ CMD(init)
 	}
 	json_auto_t *res = result_json(&r, apply && r.changed, image_note);
 	init_result_free(&r);
+	secret_mask_json(res); /* the text below is printed from it too */
 	if (ctx->json) {
 		out_json(res);
 		return 0;

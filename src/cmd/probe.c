@@ -29,6 +29,7 @@
 #include "../lib/util/cleanup.h"
 #include "../lib/util/fs.h"
 #include "../lib/verify/probe.h"
+#include "../lib/util/secret.h"
 #include "cmd.h"
 
 #define DEFAULT_TIMEOUT_S 60.0
@@ -235,6 +236,7 @@ CMD(probe)
 		"known_failure", counts[PROBE_KNOWN_FAILURE],
 		"known_failure_passed", counts[PROBE_KNOWN_FAILURE_PASSED],
 		"probes", arr, "notices", notices, "warnings", warnings);
+	secret_mask_json(res);
 	if (ctx->json) {
 		out_json(res);
 	} else {

@@ -11,6 +11,7 @@
 #include "../lib/render/diff.h"
 #include "../lib/util/cleanup.h"
 #include "../lib/util/fs.h"
+#include "../lib/util/secret.h"
 #include "cmd.h"
 
 /* Profile named in DIR/.env (LOBES_PROFILE), or NULL. */
@@ -106,6 +107,7 @@ CMD(render)
 	render_out_free(&ro);
 	if (check_dir)
 		json_object_set_new(res, "diff", json_string(buf_str(&diff)));
+	secret_mask_json(res); /* a .env's secrets never reach the diff */
 	if (ctx->json) {
 		out_json(res);
 		return code;
@@ -122,7 +124,7 @@ CMD(render)
 			       jstr(fo, "content"));
 	}
 	if (check_dir) {
-		fputs(buf_str(&diff), stdout);
+		fputs(jstr(res, "diff"), stdout);
 		printf(code ? "'%s' differs from the render of profile '%s'\n"
 			    : "'%s' matches the render of profile '%s'\n", check_dir, profile);
 	}

@@ -22,6 +22,7 @@
 #include "../lib/util/cleanup.h"
 #include "../lib/util/num.h"
 #include "../lib/verify/report.h"
+#include "../lib/util/secret.h"
 #include "cmd.h"
 
 #define GiB 1073741824.0
@@ -383,6 +384,7 @@ CMD(serve)
 		json_array_append_new(rl, o);
 	}
 	sigset_free(&sigs);
+	secret_mask_json(res);
 	bringup_result_free(&br);
 	compose_free(&s.compose);
 	engine_close(&s.engine);

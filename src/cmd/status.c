@@ -29,6 +29,7 @@
 #include "../lib/runtime/fleet.h"
 #include "../lib/util/cleanup.h"
 #include "../lib/util/fs.h"
+#include "../lib/util/secret.h"
 #include "cmd.h"
 
 #define HEALTH_TIMEOUT_MS 2000
@@ -297,6 +298,7 @@ CMD(status)
 	engine_close(&en);
 	env_file_free(&env);
 
+	secret_mask_json(res);
 	if (ctx->json)
 		out_json(res);
 	else

@@ -40,6 +40,7 @@
 #include "../lib/verify/signatures.h"
 #include "../lib/verify/triage.h"
 #include "../lib/verify/vversion.h"
+#include "../lib/util/secret.h"
 #include "cmd.h"
 
 #define BLOCK ((size_t)256 << 10) /* fits in L2: the copy and the scan stay in cache */
@@ -337,6 +338,7 @@ static void live_cb(const struct triage_match *m, void *opaque)
 	if (!l->all && triage_count(l->t, m->sig_index) > 1)
 		return;
 	json_t *j = match_json(l->t, m, 0);
+	secret_mask_json(j);
 	print_match(l->ctx, l->label, j);
 	json_decref(j);
 	fflush(stdout);
@@ -627,6 +629,7 @@ CMD(triage)
 		}
 		json_array_append_new(arr, f);
 	}
+	secret_mask_json(result);
 	if (!ctx->err) {
 		if (ctx->json) {
 			out_json(result);

@@ -150,7 +150,7 @@ is "$rc" 3 "a symlinked compose file: refused too"
 # --reset with a key that exists nowhere
 on thor --dir "$E" init --reset NO_SUCH_KEY
 is "$rc" 2 "--reset of an unknown key: a usage error"
-like "$errout" "--reset 'NO_SUCH_KEY': no such key in $E/.env or in the render" "… naming it"
+like "$errout" "--reset: no such key 'NO_SUCH_KEY' in $E/.env or in the render" "… naming it"
 on thor --dir "$E" init --reset MY_FLAGS
 is "$rc" 0 "--reset of a key of .env is accepted"
 

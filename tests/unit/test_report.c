@@ -58,11 +58,36 @@ static void test_short_and_empty_logs(void **state)
 	assert_null(failure_report(NULL, 12, NULL));
 }
 
+/* The tail and the cause line go through the masking rule (secret.h). */
+static void test_report_masks_secrets(void **state)
+{
+	(void)state;
+	const char *log = "INFO non-default args: {'api_key': ['sk-report-0001'], 'port': 8001}\n"
+			  "DEBUG Authorization: Bearer report-bearer-0002\n"
+			  "INFO using hf_ReportToken0123456789abcdef\n"
+			  "ERROR --api-key=sk-report-0003     assert layer.k_scale > 0.0\n";
+	struct sigset set = { 0 };
+	assert_int_equal(sigset_load(&set, NULL, NULL), 0);
+	json_t *r = failure_report(log, 12, &set);
+	char *s = json_dumps(r, 0);
+	assert_null(strstr(s, "sk-report-0001"));
+	assert_null(strstr(s, "report-bearer-0002"));
+	assert_null(strstr(s, "hf_ReportToken"));
+	assert_null(strstr(s, "sk-report-0003"));
+	assert_string_contains(s, "Authorization: Bearer <hidden>");
+	assert_string_contains(json_string_value(json_object_get(json_object_get(r, "cause"), "line")),
+			       "--api-key=<hidden>");
+	free(s);
+	json_decref(r);
+	sigset_free(&set);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cause_line_outside_tail),
 		cmocka_unit_test(test_short_and_empty_logs),
+		cmocka_unit_test(test_report_masks_secrets),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

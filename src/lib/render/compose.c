@@ -20,6 +20,7 @@
 #include "../util/buf.h"
 #include "../util/cleanup.h"
 #include "../knowledge/vllm.h"
+#include "../util/secret.h"
 #include "render.h"
 
 char *env_key(enum role_id r, const char *suffix)
@@ -355,6 +356,5 @@ const char *const *env_contract_keys(void)
 
 int env_key_is_secret(const char *key)
 {
-	return strstr(key, "TOKEN") || strstr(key, "API_KEY") || strstr(key, "SECRET") ||
-	       strstr(key, "PASSWORD");
+	return secret_name(key); /* the one rule (secret.h) */
 }

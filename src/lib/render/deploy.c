@@ -234,7 +234,7 @@ int init_prepare(struct init_result *r, const struct init_opts *o, struct err **
 		if (!env_get(&old, *k) && !json_object_get(now, *k)) {
 			fleet_template_free(&t);
 			env_file_free(&old);
-			return err_set(err, EXIT_USAGE, "--reset '%s': no such key in %s/.env or in the "
+			return err_set(err, EXIT_USAGE, "--reset: no such key '%s' in %s/.env or in the "
 					 "render; expected a key of .env (e.g. CORTEX_MAX_MODEL_LEN)", *k, o->dir);
 		}
 	/* Operator edits: keys whose value differs from what lobes last wrote. */

@@ -22,6 +22,7 @@
 #include "../util/buf.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
+#include "../util/secret.h"
 #include "../util/strv.h"
 #include "../util/yaml_guard.h"
 #include "deploy.h"
@@ -142,6 +143,9 @@ int env_parse_len(const char *text, size_t len, const char *name, struct env_fil
 		out->e[out->n++] = (struct env_entry){ .key = xstrdup(s), .value = v,
 						       .raw = xasprintf("%.*s", (int)n, raw), .line = line };
 	}
+	/* a secret's value is hidden in every output from here on (secret.h) */
+	for (size_t i = 0; i < out->n; i++)
+		secret_remember_named(out->e[i].key, out->e[i].value);
 	return 0;
 }
 

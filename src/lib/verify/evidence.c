@@ -13,6 +13,7 @@
 #include "../util/buf.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
+#include "../util/secret.h"
 #include "evidence.h"
 #include "probe.h"
 #include "triage.h"
@@ -140,6 +141,15 @@ json_t *verify_collect(const struct question *q, const struct verify_opts *o, st
 	snprintf(restarts, sizeof(restarts), "%d", c->restart_count);
 	obs_put(obs, "container.state", c->state);
 	obs_put(obs, "container.restarts", restarts);
+	/* Every secret of the container's env is remembered first, so its value
+	 * is hidden wherever it shows up (argv, log); none is stored raw. */
+	for (size_t i = 0; c->env && c->env[i]; i++) {
+		const char *eq = strchr(c->env[i], '=');
+		if (!eq)
+			continue;
+		_cleanup_free_ char *name = xasprintf("%.*s", (int)(eq - c->env[i]), c->env[i]);
+		secret_remember_named(name, eq + 1);
+	}
 	json_t *env = json_object();
 	for (size_t i = 0; c->env && c->env[i]; i++) {
 		const char *eq = strchr(c->env[i], '=');
@@ -148,11 +158,12 @@ json_t *verify_collect(const struct question *q, const struct verify_opts *o, st
 		_cleanup_free_ char *name = xasprintf("%.*s", (int)(eq - c->env[i]), c->env[i]);
 		if (!str_starts_with(name, "VLLM_") && !str_starts_with(name, "HF_"))
 			continue;
-		bool secret = env_key_is_secret(name);
-		json_object_set_new(env, name, json_string(secret ? "<hidden>" : eq + 1));
+		_cleanup_free_ char *value = secret_name(name) ? xstrdup(SECRET_MASK)
+							       : secret_mask_text(eq + 1);
+		json_object_set_new(env, name, json_string(value));
 		if (str_starts_with(name, "VLLM_")) {
 			_cleanup_free_ char *key = xasprintf("env.%s", name);
-			obs_put(obs, key, eq + 1);
+			obs_put(obs, key, value);
 		}
 	}
 	const char *kv = flag_value(c->args, "--kv-cache-dtype");
@@ -254,6 +265,7 @@ json_t *verify_collect(const struct question *q, const struct verify_opts *o, st
 			json_object_set_new(oj, obs->keys[i],
 					    obs->values[i] ? json_string(obs->values[i]) : json_null());
 	json_object_set_new(rec, "observations", oj);
+	secret_mask_json(rec);
 	return rec;
 fail:
 	engine_container_list_free(&l);
@@ -345,8 +357,12 @@ int evidence_write(const char *dir, const json_t *record, char **txt_path, char 
 		   struct err **err)
 {
 	_cleanup_free_ char *ed = xasprintf("%s/evidence", dir);
-	if (fs_mkdirs(ed, 0755, err) < 0)
+	if (fs_mkdirs(ed, 0700, err) < 0)
 		return -1;
+	/* what is written went through the one masking rule, as a copy */
+	json_auto_t *masked = json_deep_copy(record);
+	secret_mask_json(masked);
+	record = masked;
 	const char *date = json_string_value(json_object_get(record, "date"));
 	const char *qid = json_string_value(json_object_get(json_object_get(record, "question"), "id"));
 	const char *card = json_string_value(json_object_get(json_object_get(record, "box"), "card"));
@@ -365,8 +381,8 @@ int evidence_write(const char *dir, const json_t *record, char **txt_path, char 
 	free(js);
 	*txt_path = xasprintf("%s.txt", base);
 	*json_path = xasprintf("%s.json", base);
-	if (fs_write_atomic(*json_path, jsn, strlen(jsn), 0644, err) < 0 ||
-	    fs_write_atomic(*txt_path, text, strlen(text), 0644, err) < 0)
+	if (fs_write_atomic(*json_path, jsn, strlen(jsn), 0600, err) < 0 ||
+	    fs_write_atomic(*txt_path, text, strlen(text), 0600, err) < 0)
 		return -1;
 	return 0;
 }

@@ -10,7 +10,9 @@
  * (from the fleet's mounted HF cache), optionally the role's probe, and the
  * box's facts. These become observations (question.h) and a JSON record.
  * evidence_write() writes <dir>/evidence/<date>-<question>-<card>.txt and
- * .json atomically, fit to cite as a trait's evidence.
+ * .json atomically (mode 0600, in a 0700 dir; every value through the
+ * masking rule of secret.h, none stored raw), fit to cite as a trait's
+ * evidence.
  */
 #ifndef LOBES_EVIDENCE_H
 #define LOBES_EVIDENCE_H

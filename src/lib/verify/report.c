@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../util/cleanup.h"
+#include "../util/secret.h"
 #include "report.h"
 #include "triage.h"
 
@@ -45,8 +46,10 @@ json_t *failure_report(const char *log, size_t tail_lines, const struct sigset *
 	in_tail += p < end;
 	json_t *r = json_pack("{s:I, s:s%, s:I}", "log_lines", (json_int_t)total, "log_tail", p,
 			      (size_t)(end - p), "log_tail_from", (json_int_t)(total - in_tail + 1));
-	if (!set)
+	if (!set) {
+		secret_mask_json(r);
 		return r;
+	}
 	_cleanup_triage_ struct triage *t = triage_new(set, 0);
 	triage_feed(t, log, strlen(log));
 	triage_finish(t);
@@ -57,5 +60,6 @@ json_t *failure_report(const char *log, size_t tail_lines, const struct sigset *
 					      "cause", m->sig->cause, "remedy", m->sig->remedy, "trait",
 					      m->sig->traits ? m->sig->traits[0] : NULL, "line", m->text,
 					      "line_no", (json_int_t)m->line_no));
+	secret_mask_json(r);
 	return r;
 }

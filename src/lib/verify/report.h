@@ -23,7 +23,7 @@
  *   log_tail_from   the line number of the first line of log_tail
  *   cause           {signature, cause, remedy?, trait?, line, line_no} when
  *                   set (borrowed) names one; line is the whole log line
- * Never fails except on OOM. */
+ * Secrets in the lines are masked (secret.h). Never fails except on OOM. */
 json_t *failure_report(const char *log, size_t tail_lines, const struct sigset *set);
 
 #endif
