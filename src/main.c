@@ -121,7 +121,7 @@ static const struct command commands[] = {
 	  "                ready / not ready / proxied>BOX / refer>BOX / infeasible, with\n"
 	  "                each box's profile and detected card (exit 1 when a box does\n"
 	  "                not answer)\n" },
-	{ "probe", cmd_probe, "lobes probe [--timeout SECS] [--json] [ROLE...]",
+	{ "probe", cmd_probe, "lobes probe [--timeout SECS] [--fleet] [--json] [ROLE...]",
 	  "ask each running role a question with a known answer (all at once)",
 	  "Read-only. Probes every feasible role of the deploy dir's .env (or the ROLEs\n"
 	  "named) on 127.0.0.1:<ROLE>_PORT, in parallel: cortex chat-capital, senses\n"
@@ -134,7 +134,10 @@ static const struct command commands[] = {
 	  "  --timeout SECS  bound on each probe (default 60)\n"
 	  "  ROLE            only these roles; one not feasible in the deploy dir is a\n"
 	  "                  usage error\n"
-	  "Exit 1 when a probe fails, 0 otherwise, 3 when the deploy dir has no .env.\n" },
+	  "Exit 1 when a probe fails, 0 otherwise, 3 when the deploy dir has no .env.\n"
+	  "  --fleet          probe every role once wherever the fleet serves it (this\n"
+	  "                   box first, then the peers of peers.yaml), through that box's\n"
+	  "                   gateway with the key it accepts\n" },
 	{ "triage", cmd_triage, "lobes triage [--follow [--timeout S]] [--all] [--vllm-version V] [--json] [FILE... | --role R]",
 	  "name the known causes in vLLM boot logs (exit 1 on a fatal one)",
 	  "Matches each log record of the logs (FILE, or stdin for '-' or no FILE)\n"

@@ -36,6 +36,7 @@
 #define MAX_TIMEOUT_S 3600.0
 
 static void knowledge_freep(struct knowledge *k) { knowledge_free(k); }
+int probe_fleet(struct ctx *ctx, double timeout_s); /* fleet.c */
 static void env_file_freep(struct env_file *f) { env_file_free(f); }
 static void fleet_template_freep(struct fleet_template *t) { fleet_template_free(t); }
 
@@ -114,10 +115,13 @@ CMD(probe)
 {
 	double timeout_s = DEFAULT_TIMEOUT_S;
 	static const struct option opts[] = { { "timeout", required_argument, NULL, 't' },
+					      { "fleet", no_argument, NULL, 'f' },
 					      { NULL, 0, NULL, 0 } };
 	int c;
+	bool fleet = false;
 	while ((c = getopt_long(argc, argv, "t:", opts, NULL)) != -1) {
 		switch (c) {
+		case 'f': fleet = true; break;
 		case 't': {
 			char *end;
 			timeout_s = strtod(optarg, &end);
@@ -130,6 +134,10 @@ CMD(probe)
 		default: return cmd_usage_error(ctx, "unknown option");
 		}
 	}
+	if (fleet && optind < argc)
+		return cmd_usage_error(ctx, "--fleet probes every role; no ROLE arguments");
+	if (fleet) /* every role once, where the fleet serves it: src/cmd/fleet.c */
+		return probe_fleet(ctx, timeout_s);
 	bool named[ROLE__COUNT] = { false };
 	bool any_named = false;
 	for (int i = optind; i < argc; i++) {

@@ -207,6 +207,18 @@ for b in thor spark; do
 	done
 done
 
+# --- probe --fleet: every role once, where it is served --------------------------------
+run "$LOBES" --dir "$T" probe --fleet
+is "$rc" 1 "probe --fleet exits 1 (the fleets' other engines are down)"
+like "$out" '^cortex +thor +pass .*chat-capital' "cortex probed at the Thor, through its gateway, and right"
+like "$out" '^hand +spark +pass .*chat-known-answer' "hand probed at the Spark (where it is served), and right"
+like "$out" '^embedder +thor +FAIL' "a feasible role whose engine is down fails"
+is "$(printf '%s\n' "$out" | grep -cE '^(cortex|senses|hand|embedder|reranker) ')" 5 "each role probed once"
+gw_wait_for grep -q '"role":"hand","status":200' "$S_ERR"
+run "$LOBES" --dir "$T" --json probe --fleet
+like "$(printf '%s' "$out" | tr -d ' \n')" '"role":"hand","probe":"chat-known-answer","status":"pass".*"url":"http://127.0.0.1:'"$P_SGW"'/v1/chat/completions".*"box":"spark"' \
+	"--json: hand passed through the Spark's gateway, naming the box"
+
 # --- doctor: the links ---------------------------------------------------------------
 doctor "$T"
 like "$out" "ok +peer-reachable: peer 'spark' \(http://127.0.0.1:$P_SGW\) answers" "doctor: the Spark is reachable"

@@ -20,6 +20,7 @@
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/yaml_guard.h"
+#include "../util/yaml_scalar.h"
 #include "peers.h"
 
 void gw_peers_free(struct gw_peers *p)
@@ -120,7 +121,7 @@ static struct fy_document *parse_doc(const char *text, size_t len, const char *n
 
 static const char *scalar(struct fy_node *n)
 {
-	return n && fy_node_is_scalar(n) ? fy_node_get_scalar0(n) : NULL;
+	return n && fy_node_is_scalar(n) ? yaml_scalar0(n, NULL) : NULL;
 }
 
 static bool name_ok(const char *s)

@@ -232,13 +232,19 @@ static int xfer_setup(struct xfer *x, long timeout_ms)
 {
 	enum role_id r = x->p->role;
 	x->request = probe_kind_request_body(r, x->p->kind);
-	x->url = xasprintf("http://127.0.0.1:%d%s", x->p->port, probe_kind_path(r, x->p->kind));
+	x->url = x->p->origin ? xasprintf("%s%s", x->p->origin, probe_kind_path(r, x->p->kind))
+			      : xasprintf("http://127.0.0.1:%d%s", x->p->port, probe_kind_path(r, x->p->kind));
 	buf_init(&x->body, BODY_CAP);
 	x->h = curl_easy_init();
 	if (!x->h)
 		return -1;
 	x->headers = curl_slist_append(NULL, "Content-Type: application/json");
 	x->headers = curl_slist_append(x->headers, "Expect:");
+	if (x->p->bearer) { /* through a gateway (probe --fleet) */
+		_cleanup_free_ char *a = xasprintf("Authorization: Bearer %s", x->p->bearer);
+		x->headers = curl_slist_append(x->headers, a);
+		explicit_bzero(a, strlen(a));
+	}
 	CURLcode c = CURLE_OK;
 #define SET(opt, val) \
 	if (c == CURLE_OK) \
@@ -287,6 +293,7 @@ static void xfer_done(struct xfer *x, CURLcode rc, double timeout_s)
 		p->latency_ms = (long)(total_us / 1000);
 	p->http_status = status;
 	const char *detail = x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc);
+	_cleanup_free_ char *where = p->origin ? xstrdup(p->origin) : xasprintf("127.0.0.1:%d", p->port);
 	switch (rc) {
 	case CURLE_OK:
 		probe_judge(p, status, buf_str(&x->body), x->body.len);
@@ -300,11 +307,9 @@ static void xfer_done(struct xfer *x, CURLcode rc, double timeout_s)
 		break;
 	case CURLE_COULDNT_CONNECT:
 		if (oserr == ECONNREFUSED)
-			probe_failf(p, PF_REFUSED, "connection refused: nothing listening on 127.0.0.1:%d",
-				  p->port);
+			probe_failf(p, PF_REFUSED, "connection refused: nothing listening on %s", where);
 		else
-			probe_failf(p, PF_TRANSPORT, "could not connect to 127.0.0.1:%d: %s", p->port,
-				  detail);
+			probe_failf(p, PF_TRANSPORT, "could not connect to %s: %s", where, detail);
 		break;
 	case CURLE_WRITE_ERROR:
 		if (x->too_large) {
@@ -385,7 +390,8 @@ json_t *probe_json(const struct probe *p)
 {
 	const char *failure = probe_failure_name(p->failure);
 	_cleanup_free_ char *url =
-		xasprintf("http://127.0.0.1:%d%s", p->port, probe_kind_path(p->role, p->kind));
+		p->origin ? xasprintf("%s%s", p->origin, probe_kind_path(p->role, p->kind))
+			  : xasprintf("http://127.0.0.1:%d%s", p->port, probe_kind_path(p->role, p->kind));
 	json_t *known = json_null();
 	if (p->known)
 		known = json_pack("{s:o, s:o}", "reason",

@@ -79,6 +79,8 @@ struct probe {
 	enum probe_kind kind;
 	int port;
 	const struct known_failure *known; /* the profile's entry for (role, probe), or NULL */
+	const char *origin; /* borrowed; NULL: http://127.0.0.1:<port> (a gateway's, for probe --fleet) */
+	const char *bearer; /* borrowed; NULL: no Authorization (the gateway's key, never printed) */
 	/* Output, set by probe_run / probe_judge. */
 	enum probe_status status;
 	enum probe_failure failure;
