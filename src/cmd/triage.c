@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,7 @@
 
 #define BLOCK ((size_t)256 << 10) /* fits in L2: the copy and the scan stay in cache */
 #define POLL_MS 200
+#define MAP_WINDOW ((size_t)16 << 20) /* a multiple of the page size */
 
 struct source {
 	const char *label; /* "FILE" or "(stdin)" */
@@ -59,6 +61,41 @@ struct opts {
 };
 
 static volatile sig_atomic_t interrupted;
+static sigjmp_buf bus_jmp;
+static char *volatile bus_map;
+static size_t bus_len;
+static struct sigaction bus_old;
+
+static void on_sigbus(int sig)
+{
+	(void)sig;
+	siglongjmp(bus_jmp, 1);
+}
+
+/* Map n bytes of fd at off and feed them. 0 done, -1 not mapped, -2 the
+ * file shrank under the map (SIGBUS; the matcher's state is then not to
+ * be used). */
+static int feed_window(struct triage *t, int fd, uint64_t off, size_t n)
+{
+	char *map = mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, (off_t)off);
+	if (map == MAP_FAILED)
+		return -1;
+	bus_map = map;
+	bus_len = n;
+	madvise(map, n, MADV_WILLNEED);
+	struct sigaction sa = { .sa_handler = on_sigbus };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, &bus_old);
+	if (sigsetjmp(bus_jmp, 1)) {
+		sigaction(SIGBUS, &bus_old, NULL);
+		munmap(bus_map, bus_len);
+		return -2;
+	}
+	triage_feed(t, map, n);
+	sigaction(SIGBUS, &bus_old, NULL);
+	munmap(map, n);
+	return 0;
+}
 
 static void on_signal(int sig)
 {
@@ -374,6 +411,25 @@ static bool should_stop(const struct triage *t, const struct sigset *set, const 
 static int run_source(const struct source *src, const struct opts *o, const struct sigset *set,
 		      struct triage *t, const char **stopped, struct err **err)
 {
+	/* a regular file read once: map it a window at a time (no copy
+	 * through read(), resident pages bounded by MAP_WINDOW) */
+	struct stat st;
+	if (src->regular && !o->follow && fstat(src->fd, &st) == 0 && st.st_size > 0) {
+		uint64_t len = (uint64_t)st.st_size;
+		int r = 0;
+		for (uint64_t off = 0; off < len && r == 0; off += MAP_WINDOW)
+			r = feed_window(t, src->fd, off, len - off < MAP_WINDOW ? (size_t)(len - off) : MAP_WINDOW);
+		if (r == -2)
+			return err_set(err, EXIT_CONFIG, "read '%s': the file shrank while it was read",
+				       src->label);
+		if (r == 0) {
+			triage_finish(t);
+			return 0;
+		}
+		if (lseek(src->fd, 0, SEEK_SET) != 0 || triage_lines(t))
+			return err_errno(err, EXIT_CONFIG, errno, "read '%s'", src->label);
+		/* the first window could not be mapped: read() below */
+	}
 	_cleanup_free_ char *buf = xcalloc(1, BLOCK);
 	double deadline = o->timeout > 0 ? now_s() + o->timeout : 0;
 	for (;;) {

@@ -92,6 +92,7 @@ void triage_free(struct triage *t)
 	free(t->depth);
 	free(t->anchors);
 	free(t->unanchored);
+	free(t->shorts);
 	free(t->pend);
 	free(t->hits);
 	free(t->scratch);
@@ -429,6 +430,7 @@ static void scan_extra(struct triage *t, const char *s, size_t n)
 			off = (size_t)(le - s) + 1;
 		}
 	}
+	scan_shorts(t, s, n, pend_add);
 	for (const char *p = s, *e = s + n; p < e && (p = memchr(p, '\x1b', (size_t)(e - p)));) {
 		const char *ls, *le;
 		line_of(s, e, p, &ls, &le);
@@ -470,7 +472,7 @@ void scan_slice(struct triage *t, const char *s, size_t n)
 			const uint32_t h = wm_hash3(p + pos - 2);
 			for (uint32_t b = t->bucket[h]; b < t->bucket[h + 1]; b++) {
 				const struct anchor *a = &t->anchors[b];
-				if (memcmp(p + start, a->win, m) != 0)
+				if (memcmp(p + start, a->win, m) != 0 || !anchor_hit(a, s, e, s + start))
 					continue;
 				const char *ls, *le;
 				line_of(s, e, s + start, &ls, &le);

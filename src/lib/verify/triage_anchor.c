@@ -12,10 +12,14 @@
  * shortest anchor, at most WM_MAX; the window least like common vLLM log
  * text, see background[]) with 3-byte blocks hashed into a 16 Ki-entry shift
  * table; a zero shift checks the anchors whose window ends with that block.
- * An anchor of at least 2m bytes gets two windows, one in each half, so a
- * message wrapped over two lines still has a window intact in one of them
- * (the record it belongs to is then matched joined). The traceback header
- * is an anchor of its own.
+ * An anchor of at least 2m (and WM_SPLIT) bytes gets two windows, one in
+ * each half, so a message wrapped over two lines still has a window intact
+ * in one of them (the record it belongs to is then matched joined). A
+ * window hit is a candidate only when the whole anchor is there, or when
+ * the anchor would cross a line end (a wrap). Anchors shorter than WM_FAST
+ * bytes would make the windows short and the walk slow: they are found by
+ * a vector scan for their first two bytes instead. The traceback header is
+ * an anchor of its own.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -212,7 +216,23 @@ static const char background[] =
 	"(APIServer pid=1) INFO 07-13 10:23:45 [api_server.py:1900] Starting vLLM API server 0 on "
 	"http://0.0.0.0:8000\n"
 	"(APIServer pid=1) INFO 07-13 10:23:45 [launcher.py:36] Route: /v1/chat/completions, "
-	"Methods: POST\n";
+	"Methods: POST\n"
+	"(EngineCore_DP0 pid=77) INFO 07-13 10:23:45 [backends.py:548] Using cache directory: "
+	"/root/.cache/vllm/torch_compile_cache/3f2a/rank_0_0/backbone for vLLM's torch.compile\n"
+	"(EngineCore_DP0 pid=77) INFO 07-13 10:23:45 [backends.py:559] Dynamo bytecode transform "
+	"time: 12.34 s\n"
+	"(APIServer pid=1) INFO 07-13 10:23:45 [model.py:1510] Using max model len 32768\n"
+	"(APIServer pid=1) INFO 07-13 10:23:45 [scheduler.py:226] Chunked prefill is enabled with "
+	"max_num_batched_tokens=8192.\n"
+	"(EngineCore_DP0 pid=77) INFO 07-13 10:23:45 [monitor.py:34] torch.compile takes 45.6 s in "
+	"total\n"
+	"Loading safetensors checkpoint shards:  50% Completed | 2/4 [00:03<00:03,  1.52s/it]\n"
+	"(EngineCore_DP0 pid=77) WARNING 07-13 10:23:45 [topk_topp_sampler.py:66] FlashInfer is not "
+	"available. Falling back to the PyTorch-native implementation of top-p & top-k sampling.\n"
+	"(EngineCore_DP0 pid=77) INFO 07-13 10:23:45 [parallel_state.py:1004] rank 0 in world size 1 "
+	"is assigned as DP rank 0, PP rank 0, TP rank 0\n"
+	"(APIServer pid=1) INFO 07-13 10:23:45 [api_server.py:1880] non-default args: {'model': "
+	"'Qwen/Qwen3-8B', 'trust_remote_code': True, 'max_model_len': 32768}\n";
 
 /* Byte weights ~ log2 of a byte's frequency in log text (rarer = lower). */
 static unsigned byte_weight(unsigned char c)
@@ -254,7 +274,8 @@ static size_t pick_window(const char *a, size_t len, size_t m, const uint8_t *bg
 	return best;
 }
 
-/* Build the anchors and the Wu-Manber tables. */
+/* Build the anchors and the Wu-Manber tables. Anchors shorter than
+ * WM_FAST go to the short list (a vector scan for their first two bytes). */
 void build_prefilter(struct triage *t)
 {
 	const struct sigset *set = t->set;
@@ -283,22 +304,26 @@ void build_prefilter(struct triage *t)
 			continue;
 		}
 		for (long j = 0; j < n; j++) {
+			if (s && !s->literal) {
+				t->owned = xrealloc(t->owned, (t->n_owned + 1) * sizeof(char *));
+				t->owned[t->n_owned++] = got[j];
+			}
+			if (lens[j] < WM_FAST) {
+				t->shorts = xrealloc(t->shorts, (t->n_shorts + 1) * sizeof(*t->shorts));
+				t->shorts[t->n_shorts++] = (struct anchor){ got[j], i, got[j], lens[j], 0 };
+				continue;
+			}
 			if (na == cap) {
 				cap = cap ? 2 * cap : 64;
 				abytes = xrealloc(abytes, cap * sizeof(*abytes));
 				alens = xrealloc(alens, cap * sizeof(*alens));
 				asig = xrealloc(asig, cap * sizeof(*asig));
 			}
-			if (s && !s->literal) {
-				t->owned = xrealloc(t->owned, (t->n_owned + 1) * sizeof(char *));
-				t->owned[t->n_owned++] = got[j];
-			}
 			abytes[na] = got[j];
 			alens[na] = lens[j];
 			asig[na++] = i;
 		}
 	}
-	t->n_anchors = na;
 	t->m = 0;
 	if (na) {
 		size_t m = WM_MAX;
@@ -311,54 +336,102 @@ void build_prefilter(struct triage *t)
 			uint32_t h = wm_hash3((const unsigned char *)background + i - 2);
 			bg_blocks[h / 8] |= (uint8_t)(1u << (h % 8));
 		}
-		/* a second window for anchors of 2m bytes or more: one per half */
-		size_t na2 = na;
+		/* windows: one per anchor, and a second (one per half) for an
+		 * anchor long enough that a wrap may split it */
+		size_t nw = na;
 		for (size_t i = 0; i < na; i++)
-			na2 += alens[i] >= 2 * m;
-		abytes = xrealloc(abytes, na2 * sizeof(*abytes));
-		asig = xrealloc(asig, na2 * sizeof(*asig));
+			nw += alens[i] >= 2 * m && alens[i] >= WM_SPLIT;
+		struct anchor *w = xcalloc(nw, sizeof(*w));
 		for (size_t i = 0, k = na; i < na; i++) {
-			if (alens[i] >= 2 * m) {
+			w[i] = (struct anchor){ NULL, asig[i], abytes[i], alens[i], 0 };
+			if (alens[i] >= 2 * m && alens[i] >= WM_SPLIT) {
 				size_t h = alens[i] / 2;
-				abytes[k] = abytes[i] + h + pick_window(abytes[i] + h, alens[i] - h, m, bg_blocks);
-				asig[k++] = asig[i];
-				abytes[i] += pick_window(abytes[i], h, m, bg_blocks);
+				w[k] = w[i];
+				w[k++].woff = h + pick_window(abytes[i] + h, alens[i] - h, m, bg_blocks);
+				w[i].woff = pick_window(abytes[i], h, m, bg_blocks);
 			} else {
-				abytes[i] += pick_window(abytes[i], alens[i], m, bg_blocks);
+				w[i].woff = pick_window(abytes[i], alens[i], m, bg_blocks);
 			}
 		}
-		na = na2;
-		t->n_anchors = na;
+		for (size_t i = 0; i < nw; i++)
+			w[i].win = w[i].anchor + w[i].woff;
 		uint8_t dflt = (uint8_t)(m - 3 + 1);
 		memset(t->shift, dflt, sizeof(t->shift));
 		uint32_t *cnt = xcalloc(WM_TBL + 1, sizeof(uint32_t));
-		for (size_t i = 0; i < na; i++) {
-			const unsigned char *w = (const unsigned char *)abytes[i];
-			for (size_t e = 2; e < m; e++) { /* block w[e-2..e] */
-				uint32_t h = wm_hash3(w + e - 2);
+		for (size_t i = 0; i < nw; i++) {
+			const unsigned char *win = (const unsigned char *)w[i].win;
+			for (size_t e = 2; e < m; e++) { /* block win[e-2..e] */
+				uint32_t h = wm_hash3(win + e - 2);
 				uint8_t sh = (uint8_t)(m - 1 - e);
 				if (sh < t->shift[h])
 					t->shift[h] = sh;
 			}
-			cnt[wm_hash3(w + m - 3)]++;
+			cnt[wm_hash3(win + m - 3)]++;
 		}
-		/* CSR buckets of anchors by the hash of their last block */
+		/* CSR buckets of windows by the hash of their last block */
 		t->bucket[0] = 0;
 		for (size_t h = 0; h < WM_TBL; h++)
 			t->bucket[h + 1] = t->bucket[h] + cnt[h];
 		memset(cnt, 0, (WM_TBL + 1) * sizeof(uint32_t));
-		t->anchors = xcalloc(na, sizeof(*t->anchors));
-		for (size_t i = 0; i < na; i++) {
-			uint32_t h = wm_hash3((const unsigned char *)abytes[i] + m - 3);
-			struct anchor *a = &t->anchors[t->bucket[h] + cnt[h]++];
-			a->win = abytes[i];
-			a->sig = asig[i];
+		t->anchors = xcalloc(nw, sizeof(*t->anchors));
+		for (size_t i = 0; i < nw; i++) {
+			uint32_t h = wm_hash3((const unsigned char *)w[i].win + m - 3);
+			t->anchors[t->bucket[h] + cnt[h]++] = w[i];
 		}
+		t->n_anchors = nw;
 		free(cnt);
+		free(w);
 	}
 	free(abytes);
 	free(alens);
 	free(asig);
+}
+
+bool anchor_hit(const struct anchor *a, const char *s, const char *e, const char *win)
+{
+	const char *as = win - a->woff, *ae = as + a->alen;
+	if (as < s || ae > e || memchr(as, '\n', a->alen))
+		return true; /* it would cross a line or the slice: a wrap may split it */
+	return memcmp(as, a->anchor, a->alen) == 0;
+}
+
+/* Lines holding a short anchor: a vector scan for its first two bytes, then
+ * a compare; each hit goes to t->pend. */
+void scan_shorts(struct triage *t, const char *s, size_t n,
+		 void (*add)(struct triage *, size_t, size_t))
+{
+	typedef unsigned char v16 __attribute__((vector_size(16)));
+	for (size_t k = 0; k < t->n_shorts; k++) {
+		const struct anchor *a = &t->shorts[k];
+		const v16 c0 = (v16){ 0 } + (unsigned char)a->anchor[0];
+		const v16 c1 = (v16){ 0 } + (unsigned char)a->anchor[1];
+		size_t i = 0;
+		while (i + 17 <= n) {
+			v16 x, y;
+			memcpy(&x, s + i, 16);
+			memcpy(&y, s + i + 1, 16);
+			v16 hit = (x == c0) & (y == c1);
+			uint64_t lo, hi;
+			memcpy(&lo, &hit, 8);
+			memcpy(&hi, (char *)&hit + 8, 8);
+			if (!(lo | hi)) {
+				i += 16;
+				continue;
+			}
+			for (size_t j = i; j < i + 16; j++) {
+				if (j + a->alen <= n && memcmp(s + j, a->anchor, a->alen) == 0) {
+					const char *ls = j ? memrchr(s, '\n', j) : NULL;
+					add(t, ls ? (size_t)(ls + 1 - s) : 0, a->sig);
+				}
+			}
+			i += 16;
+		}
+		for (; i + a->alen <= n; i++)
+			if (memcmp(s + i, a->anchor, a->alen) == 0) {
+				const char *ls = i ? memrchr(s, '\n', i) : NULL;
+				add(t, ls ? (size_t)(ls + 1 - s) : 0, a->sig);
+			}
+	}
 }
 
 /* Collect into t->hits the window-end positions in [from, to) whose last

@@ -16,6 +16,8 @@
 #include "../util/buf.h"
 
 #define WM_MIN 4          /* shortest anchor the prefilter takes */
+#define WM_FAST 10        /* shorter anchors are scanned apart (scan_shorts) */
+#define WM_SPLIT 24       /* an anchor this long gets a window in each half */
 #define WM_MAX 32         /* longest window */
 #define WM_BITS 14
 #define WM_TBL (1u << WM_BITS)
@@ -29,8 +31,11 @@
 #define TB_TEXT "Traceback (most recent call last)"
 
 struct anchor {
-	const char *win; /* the window: m bytes of the anchor (borrowed) */
-	size_t sig;      /* signature index; set->n for the traceback header */
+	const char *win;    /* the window: m bytes of the anchor (borrowed) */
+	size_t sig;         /* signature index; set->n for the traceback header */
+	const char *anchor; /* the whole anchor (borrowed) */
+	size_t alen;
+	size_t woff;        /* offset of the window in the anchor */
 };
 
 /* A line to look at outside the prefilter's hits: an unanchored
@@ -61,6 +66,8 @@ struct triage {
 	uint32_t bucket[WM_TBL + 1];
 	struct anchor *anchors;
 	size_t n_anchors;
+	struct anchor *shorts;    /* anchors shorter than WM_FAST */
+	size_t n_shorts;
 	size_t *unanchored;
 	size_t n_unanchored;
 	char **owned;
@@ -112,6 +119,10 @@ struct triage {
 /* triage_anchor.c */
 void build_prefilter(struct triage *t);
 size_t wm_collect(struct triage *t, const unsigned char *p, size_t from, size_t to);
+/* Whether a window hit at win (in the slice [s, e)) may be its anchor. */
+bool anchor_hit(const struct anchor *a, const char *s, const char *e, const char *win);
+void scan_shorts(struct triage *t, const char *s, size_t n,
+		 void (*add)(struct triage *, size_t, size_t));
 uint32_t wm_hash3(const unsigned char *p);
 /* Call fn for each signature whose anchor occurs in text[0, n) (small
  * texts: normalised records). */
