@@ -1,6 +1,9 @@
 # bench.mk — benchmarks (not tests): each writes docs/benchmarks/<name>.md.
-#   make bench-triage   lobes triage vs grep -E -f on a >= 1 GB synthetic log
+#   make bench-triage   lobes triage vs ripgrep, grep -E -f and wc -l on a
+#                       >= 1 GB synthetic log, one hyperfine run
 #                       (BENCH_MB=1100 RUNS=5 by default)
+# ripgrep and hyperfine: bench-triage compares against ripgrep, timed by hyperfine
+DEB_PKGS += ripgrep hyperfine
 bench-triage: $(BUILD)/lobes
 	tools/bench-triage.sh $(BUILD)/lobes docs/benchmarks/triage.md
 

@@ -1,17 +1,19 @@
 #!/bin/bash
-# bench-triage.sh — `lobes triage` against `grep -E -c -f` on a >= 1 GB
-# synthetic vLLM log (realistic INFO lines, rare signature hits taken from
-# tests/fixtures/logs/signatures.log). The grep patterns are derived from
-# the same signature files (literals escaped; PCRE-only syntax turned into
-# its ERE equivalent, lookaheads dropped, so grep's set is a superset).
-# Runs each tool RUNS times, alternating, on a warm page cache, and writes
-# the medians to OUT. The temporary log is deleted afterwards.
+# bench-triage.sh — `lobes triage` against ripgrep and `grep -E` with the
+# same patterns, and `wc -l` (the floor: reading the bytes and finding the
+# newlines), on a >= 1 GB synthetic vLLM log (realistic INFO lines, rare
+# signature hits taken from tests/fixtures/logs/signatures.log). The
+# patterns are derived from the same signature files (literals escaped;
+# PCRE-only syntax turned into its ERE equivalent, lookaheads dropped, so
+# their set is a superset). One hyperfine run times every command (RUNS
+# runs each after a warm-up, on a warm page cache); the medians and ratios
+# in OUT all come from that run. The temporary log is deleted afterwards.
 #
 # usage: tools/bench-triage.sh LOBES_BIN OUT.md
 # env: BENCH_MB (size, default 1100), RUNS (default 5), TMPDIR,
 #      BENCH_KEEP=PATH (copy the log and patterns there instead, for profiling)
 set -eu
-LOBES=$1
+LOBES=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 OUT=$2
 MB=${BENCH_MB:-1100}
 RUNS=${RUNS:-5}
@@ -78,48 +80,48 @@ cat "$WORK/bench.log" > /dev/null   # warm the page cache
 lobes_lines=$("$LOBES" --json triage "$WORK/bench.log" | jq '[.files[0].summary[].count] | add')
 grep_lines=$(LC_ALL=C grep -E -c -f "$WORK/patterns" "$WORK/bench.log")
 
-# 4. alternating timed runs
-now() { date +%s.%N; }
-declare -A times
-for r in $(seq "$RUNS"); do
-	for tool in lobes grep grep-C; do
-		t0=$(now)
-		case $tool in
-		# output to a file: GNU grep stops at the first match when its
-		# output is /dev/null
-		lobes) "$LOBES" triage "$WORK/bench.log" > "$WORK/out" || [ $? = 1 ] ;;
-		grep) grep -E -c -f "$WORK/patterns" "$WORK/bench.log" > "$WORK/out" ;;
-		grep-C) LC_ALL=C grep -E -c -f "$WORK/patterns" "$WORK/bench.log" > "$WORK/out" ;;
-		esac
-		t1=$(now)
-		times[$tool]="${times[$tool]:-} $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')"
-	done
-done
-median() { printf '%s\n' $1 | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-ml=$(median "${times[lobes]}"); mg=$(median "${times[grep]}"); mc=$(median "${times[grep-C]}")
+# 4. one hyperfine run over every command (-i: lobes exits 1 on a fatal
+# line; --output=pipe: GNU grep would stop early writing to /dev/null)
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+( cd "$WORK" && hyperfine --runs "$RUNS" --warmup 1 -i --output=pipe --style basic \
+	--export-json "$WORK/h.json" \
+	-n lobes "$LOBES triage bench.log" \
+	-n rg "rg -c -f patterns bench.log" \
+	-n grep "grep -E -c -f patterns bench.log" \
+	-n grep-C "LC_ALL=C grep -E -c -f patterns bench.log" \
+	-n wc "wc -l bench.log" ) >&2
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+med() { jq -r --arg n "$1" '.results[] | select(.command == $n) | .median' "$WORK/h.json"; }
+runs() { jq -r --arg n "$1" '[.results[] | select(.command == $n) | .times[] | . * 1000 | round / 1000] | map(tostring) | join(" ")' "$WORK/h.json"; }
+ml=$(med lobes)
 mbs() { awk -v b="$bytes" -v t="$1" 'BEGIN { printf "%.0f", b / 1e6 / t }'; }
 ratio() { awk -v a="$1" -v l="$ml" 'BEGIN { printf "%.2f", a / l }'; }
-
+row() { local m; m=$(med "$1"); printf '| `%s` | %.3f | %s | %s |\n' "$2" "$m" "$(mbs "$m")" "$(ratio "$m")"; }
+n_ids=$(grep -c '^  - id:' "$SRC"/data/signatures/*.yaml | awk -F: '{ s += $2 } END { print s }')
 cpu=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')
 {
-	echo "# lobes triage vs grep"
+	echo "# lobes triage vs ripgrep, grep and wc -l"
 	echo
 	echo "Made by \`make bench-triage\` (tools/bench-triage.sh; BENCH_MB=$MB RUNS=$RUNS) on $(date -u +%Y-%m-%d)."
 	echo "Input: a synthetic vLLM log of $((bytes / 1000000)) MB ($(wc -l < "$WORK/bench.log") lines):"
 	echo "realistic INFO/WARNING lines with about one signature hit in 20000 lines"
-	echo "($lobes_lines matching lines by lobes, $grep_lines by grep). Patterns: the $n_sigs shipped"
-	echo "signatures; grep gets them as ERE (literals escaped, lookaheads dropped)."
-	echo "Warm page cache, $RUNS runs of each, alternating; the median is shown."
+	echo "($lobes_lines matching lines by lobes, $grep_lines by grep). Signatures: the $n_ids shipped;"
+	echo "ripgrep and grep get their $n_sigs patterns as ERE (literals escaped, lookaheads dropped)."
+	echo "lobes normalises and joins the records it looks at; the others match raw lines."
+	echo "One hyperfine run (warm page cache, 1 warm-up, $RUNS runs each); the median is shown."
 	echo
 	echo "| command | median s | MB/s | time / lobes time |"
 	echo "|---|---|---|---|"
-	echo "| \`lobes triage bench.log\` | $ml | $(mbs "$ml") | 1.00 |"
-	echo "| \`grep -E -c -f patterns bench.log\` ($(locale | sed -n 's/^LC_CTYPE=//p' | tr -d '"')) | $mg | $(mbs "$mg") | $(ratio "$mg") |"
-	echo "| \`LC_ALL=C grep -E -c -f patterns bench.log\` | $mc | $(mbs "$mc") | $(ratio "$mc") |"
+	row lobes "lobes triage bench.log"
+	row rg "rg -c -f patterns bench.log"
+	row grep "grep -E -c -f patterns bench.log ($(locale | sed -n 's/^LC_CTYPE=//p' | tr -d '"'))"
+	row grep-C "LC_ALL=C grep -E -c -f patterns bench.log"
+	row wc "wc -l bench.log"
 	echo
-	echo "All runs (s): lobes${times[lobes]}; grep${times[grep]}; LC_ALL=C grep${times[grep-C]}."
+	echo "All runs (s): lobes $(runs lobes); rg $(runs rg); grep $(runs grep); LC_ALL=C grep $(runs grep-C); wc -l $(runs wc)."
 	echo
-	echo "Machine: $(nproc) CPUs, $cpu, Linux $(uname -r), $(grep --version | head -1)."
-	echo "Other processes shared the machine during the runs; the ratio is the figure to read."
+	echo "Machine: $(nproc) CPUs, $cpu, Linux $(uname -r), $(rg --version | head -1), $(grep --version | head -1), $(hyperfine --version)."
+	echo "Load average (1, 5, 15 min) before the run: $load_before; after: $load_after. The machine is"
+	echo "shared (2 cores); the ratios, measured in the same run, are the figures to read."
 } > "$OUT"
 cat "$OUT"
