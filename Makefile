@@ -86,7 +86,7 @@ run: deps
 	$(BUILD)/lobes explain
 
 TEST_ENV = LOBES_BIN=$(abspath $(BUILD)/lobes) LOBES_SRC=$(CURDIR) LOBES_BUILD=$(abspath $(BUILD)) \
-	CMOCKA_MESSAGE_OUTPUT=TAP NO_COLOR=1
+	CMOCKA_MESSAGE_OUTPUT=TAP NO_COLOR=1 LOBES_COMPOSE_CACHE=0
 TESTS ?= $(BUILD)/tests/*.t tests/cases/*.t tests/integration/*.t
 
 test: deps

@@ -15,6 +15,7 @@ status=0
 printf '%-12s %12s %9s %6s %6s  %s\n' target execs exec/s cov corpus result | tee -a "$SUM"
 for t in "$@"; do
 	work=$B/corpus/$t art=$B/artifacts/$t
+	rm -rf "$art"
 	mkdir -p "$work" "$art"
 	seeds=(tests/fuzz/corpus/$t)
 	[ -d tests/fuzz/crashes/$t ] && seeds+=(tests/fuzz/crashes/$t)

@@ -3,8 +3,12 @@
  * compose_cli.h.
  */
 #include <errno.h>
+#include <jansson.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../render/deploy.h"
 #include "../util/cleanup.h"
@@ -51,6 +55,76 @@ static char *probe(char *const *cmd)
 	return line;
 }
 
+/* --- the compose v1 probe cache ---------------------------------------------
+ *
+ * `docker-compose version` (v1) starts a Python interpreter: over a second
+ * on a small board, for every doctor and serve. Its answer only changes
+ * when the program does, so it is kept in $XDG_CACHE_HOME/lobes/compose.json
+ * (default ~/.cache/lobes/), keyed by the program's resolved path, size and
+ * modification time (ns): an upgrade, a reinstall or a different binary
+ * earlier in PATH misses the cache and is probed again. Only successful
+ * probes are kept; v2 (`docker compose`, a Go plugin) is always probed.
+ * The cache is an optimisation: any problem reading or writing it means a
+ * probe, never an error. LOBES_COMPOSE_CACHE=0 turns it off. */
+
+/* The cache key of program name found in PATH ("PATH:SIZE:MTIME_NS"), or
+ * NULL when it is not found. */
+static char *program_key(const char *name)
+{
+	const char *path = getenv("PATH");
+	_cleanup_free_ char *copy = xstrdup(path && *path ? path : "/usr/bin:/bin");
+	char *save = NULL;
+	for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		_cleanup_free_ char *p = xasprintf("%s/%s", *d ? d : ".", name);
+		struct stat st;
+		if (stat(p, &st) < 0 || !S_ISREG(st.st_mode) || access(p, X_OK) < 0)
+			continue;
+		_cleanup_free_ char *real = realpath(p, NULL);
+		return xasprintf("%s:%lld:%lld", real ? real : p, (long long)st.st_size,
+				 (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec);
+	}
+	return NULL;
+}
+
+static char *cache_path(void)
+{
+	const char *off = getenv("LOBES_COMPOSE_CACHE");
+	if (off && strcmp(off, "0") == 0)
+		return NULL; /* the test suite: its stubs change behaviour, not mtime */
+	const char *x = getenv("XDG_CACHE_HOME");
+	if (x && *x == '/')
+		return xasprintf("%s/lobes/compose.json", x);
+	const char *h = getenv("HOME");
+	return h && *h ? xasprintf("%s/.cache/lobes/compose.json", h) : NULL;
+}
+
+/* The cached version line for key, or NULL. */
+static char *cache_get(const char *key)
+{
+	_cleanup_free_ char *p = cache_path();
+	if (!p || !fs_exists(p))
+		return NULL;
+	_cleanup_free_ char *text = fs_read(p, 64 << 10, NULL, NULL);
+	json_auto_t *j = text ? json_loads(text, 0, NULL) : NULL;
+	const char *v = json_string_value(json_object_get(json_object_get(j, "v1"), key));
+	return v ? xstrdup(v) : NULL;
+}
+
+/* Remember key → version (the one entry of the v1 cache). */
+static void cache_put(const char *key, const char *version)
+{
+	_cleanup_free_ char *p = cache_path();
+	if (!p)
+		return;
+	_cleanup_free_ char *dir = xasprintf("%.*s", (int)(strrchr(p, '/') - p), p);
+	if (fs_mkdirs(dir, 0700, NULL) < 0)
+		return;
+	json_auto_t *j = json_pack("{s:{s:s}}", "v1", key, version);
+	_cleanup_free_ char *text = j ? json_dumps(j, JSON_SORT_KEYS) : NULL;
+	if (text)
+		fs_write_atomic(p, text, strlen(text), 0600, NULL);
+}
+
 int compose_detect(char ***cmd, int *cli, char **version, struct err **err)
 {
 	const char *env = getenv("LOBES_COMPOSE");
@@ -70,7 +144,13 @@ int compose_detect(char ***cmd, int *cli, char **version, struct err **err)
 	static const char *const v1[] = { "docker-compose", NULL };
 	const char *const *tries[] = { v2, v1 };
 	for (size_t i = 0; i < 2; i++) {
-		char *line = probe((char *const *)tries[i]);
+		_cleanup_free_ char *key = i == 1 ? program_key("docker-compose") : NULL;
+		char *line = key ? cache_get(key) : NULL;
+		if (!line) {
+			line = probe((char *const *)tries[i]);
+			if (line && key)
+				cache_put(key, line);
+		}
 		if (!line)
 			continue;
 		char **v = xcalloc(1, sizeof(*v));

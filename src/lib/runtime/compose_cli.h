@@ -32,7 +32,9 @@ struct compose {
 
 /* Find the compose command: LOBES_COMPOSE when set and not blank (not
  * probed), else the first of `docker compose version` and `docker-compose
- * version` that exits 0. *cmd (NULL-terminated, owned) and *cli are set.
+ * version` that exits 0 (the v1 answer is cached per program path, size
+ * and mtime in $XDG_CACHE_HOME/lobes/compose.json: it starts a Python
+ * interpreter). *cmd (NULL-terminated, owned) and *cli are set.
  * *version, when non-NULL, gets the first output line ("" when not probed).
  * Neither working is EXIT_CONFIG naming both and LOBES_COMPOSE. */
 int compose_detect(char ***cmd, int *cli, char **version, struct err **err);
