@@ -244,11 +244,17 @@ thor_peers proxy
 kill -HUP "$T_PID"
 gw_wait_for reloaded "$T_ERR" 2
 deploy_env "$S" spark "HAND_FEASIBLE=false" "LOBES_GATEWAY_PORT=$P_SGW"
+kill -HUP "$S_PID"
+gw_wait_for reloaded "$S_ERR" 1
+ok $? "the Spark reloads with hand switched off"
+gw POST /v1/chat/completions "{\"model\":\"hand\",$Q}"
+is "$code" 404 "the peer's own role_infeasible is final: relayed as 404"
+like "$body" "profile 'spark' declares it infeasible\",\"type\":\"role_infeasible\",\"code\":\"role_infeasible\"" "with the peer's own answer"
 spark_peers 'roles:
   hand: {proxy: thor}'
 kill -HUP "$S_PID"
-gw_wait_for reloaded "$S_ERR" 1
-ok $? "the Spark reloads with hand switched off and proxied back to the Thor"
+gw_wait_for reloaded "$S_ERR" 2
+ok $? "the Spark reloads with hand proxied back to the Thor"
 n_t=$(grep -c '"role":"hand"' "$T_ERR")
 n_s=$(grep -c '"role":"hand"' "$S_ERR")
 gw POST /v1/chat/completions "{\"model\":\"hand\",$Q}"
@@ -265,14 +271,14 @@ like "$out" "error +peer-proxy: role 'hand' is proxied to peer 'spark', which pr
 deploy_env "$S" spark "HAND_PORT=$P_SPARK_HAND" "LOBES_GATEWAY_PORT=$P_SGW"
 spark_peers
 kill -HUP "$S_PID"
-gw_wait_for reloaded "$S_ERR" 2
+gw_wait_for reloaded "$S_ERR" 3
 gw_wait_for hand_ready
 
 # --- the Spark rotates its key: the Thor's link into it breaks ------------------------
 K_SPARK=spark-in-rotated-$RANDOM$RANDOM
 key "$S/gateway.key" "$K_SPARK"
 kill -HUP "$S_PID"
-gw_wait_for reloaded "$S_ERR" 3
+gw_wait_for reloaded "$S_ERR" 4
 gw POST /v1/chat/completions "{\"model\":\"hand\",$Q}"
 is "$code" 502 "the Spark rotated its key: the Thor's proxied request gets 502, not 401"
 like "$body" '"code":"peer_auth_failed"' "peer_auth_failed"
