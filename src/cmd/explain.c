@@ -106,6 +106,13 @@ static void print_text(const struct ctx *ctx, const json_t *t)
 		const char *apv = json_string_value(json_object_get(ap, "value"));
 		printf("  %sattention path%s     %s — %s\n", c_dim(ctx), c_reset(ctx), apv ? apv : "unknown",
 		       jstr(ap, "why"));
+		const json_t *im = json_object_get(r, "image");
+		if (json_is_true(json_object_get(im, "recorded")))
+			printf("  %svllm%s               %s (lists: data/vllm/%s/)\n", c_dim(ctx), c_reset(ctx),
+			       jstr(im, "vllm"), jstr(im, "registry"));
+		else
+			printf("  %svllm%s               not recorded for this image: its flags, env names "
+			       "and parsers cannot be checked\n", c_dim(ctx), c_reset(ctx));
 		const json_t *ck = json_object_get(r, "checkpoint");
 		printf("  %scheckpoint%s         kv scales %s — %s\n", c_dim(ctx), c_reset(ctx),
 		       jstr(ck, "kv_scales"), jstr(ck, "kv_scales_why"));

@@ -194,6 +194,9 @@ like "$(j 'd["roles"]["reranker"]["knobs"]["hf_overrides"]["value"]')" '"is_orig
 is "$(j 'd["roles"]["senses"]["knobs"]["tool_call_parser"]["value"]')" gemma4 "senses tool parser gemma4"
 is "$(j 'd["roles"]["embedder"]["knobs"]["runner"]["value"]') $(j 'd["roles"]["embedder"]["knobs"]["convert"]["value"]')" "pooling embed" "embedder runner pooling, convert embed"
 is "$(j 'd["roles"]["embedder"]["knobs"]["image"]["value"]')" "vllm/vllm-openai@sha256:7c5a10e9a8b3c8642f4d0463a41215176c0dd834b4f0967287c7e3e517cf1be9" "thor pooling on the image it was validated with"
+is "$(j 'd["roles"]["embedder"]["image"]["vllm"]') $(j 'd["roles"]["cortex"]["image"]["vllm"]')" "0.23.1rc1.dev672+g93d8f834d 0.26.1rc1.dev942+g5a4c8d992" "each role's image maps to the vLLM it carries"
+on thor explain cortex
+like "$out" "vllm +0.26.1rc1.dev942\+g5a4c8d992 \(lists: data/vllm/5a4c8d992/\)" "text explain names the role's vLLM and its lists"
 on gb10 --json explain
 is "$(j 'd["roles"]["hand"]["knobs"]["enable_lora"]["value"]') $(j 'd["roles"]["hand"]["knobs"]["max_loras"]["value"]') $(j 'd["roles"]["hand"]["knobs"]["max_lora_rank"]["value"]')" "true 4 32" "spark hand: LoRA armed, 4 adapters of rank 32"
 is "$(j 'd["roles"]["hand"]["knobs"]["quantization"]["value"]')" none "spark hand: bf16, no quantization"

@@ -54,12 +54,17 @@ static json_t *role_json(const struct plan *p, const struct role_plan *rp)
 							"predicate", tri_name(e->truth), "applied",
 							e->applied, "detail", e->detail));
 	}
-	return json_pack("{s:s, s:b, s:s, s:{s:s?, s:s?}, s:o, s:o, s:o}", "lane",
+	/* the image's vLLM, which selects the lists its flags are checked against */
+	json_t *image = json_pack("{s:s?, s:b, s:s?, s:s?}", "ref", rp->knobs[KNOB_IMAGE].value,
+				  "recorded", rp->image != NULL, "vllm",
+				  rp->image ? rp->image->vllm_version : NULL, "registry",
+				  rp->image ? rp->image->registry : NULL);
+	return json_pack("{s:s, s:b, s:s, s:{s:s?, s:s?}, s:o, s:o, s:o, s:o}", "lane",
 			 lane_name(role_lane(rp->role)), "feasible", role_feasible(p, rp->role),
 			 "model", rp->knobs[KNOB_MODEL].value ? rp->knobs[KNOB_MODEL].value : "",
 			 "attention_path", "value", rp->attention_path, "why", rp->attention_path_why,
 			 "checkpoint", checkpoint_facts_json(&rp->ckpt), "knobs", knobs, "traits",
-			 traits);
+			 traits, "image", image);
 }
 
 json_t *plan_json(const struct plan *p, const struct host_facts *f, int role)
