@@ -80,7 +80,7 @@ t=sys.stdin.read()
 try: d=json.loads(t)
 except ValueError: d=json.loads(t.strip().splitlines()[-1])
 v=$1; print(v if isinstance(v,str) else json.dumps(v))"; }
-fast="--poll-ms 200 --window-wait 120 --ready-wait 120 --mem-wait 30"
+fast="--poll-ms 200 --window-wait $WAIT --ready-wait $WAIT --mem-wait $WAIT"
 
 # --- the thor fleet ----------------------------------------------------------------
 T=$TMP/thor
@@ -164,7 +164,7 @@ for card in thor spark; do
 		"$card: the reranker is rendered without --hf-overrides (operator edit)"
 	(cd "$B" && compose up -d reranker >/dev/null 2>&1)
 	PORT_R=$(sed -n 's/^RERANKER_PORT=//p' "$B/.env")
-	wait_for 120 curl -fs -o /dev/null "http://127.0.0.1:$PORT_R/health"
+	wait_for "$WAIT" curl -fs -o /dev/null "http://127.0.0.1:$PORT_R/health"
 	run "$LOBES" --dir "$B" --json probe --timeout 30 reranker
 	is "$rc" 1 "$card: the reranker without overrides fails its probe"
 	is "$(j '[p["status"] + ":" + str(p["failure"]) for p in d["probes"] if p["probe"] == "rerank-order"]')" \

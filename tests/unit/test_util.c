@@ -38,6 +38,21 @@ static void test_buf_cap(void **state)
 	assert_string_equal(buf_str(&b), "7-ab");
 }
 
+/* fs_write_atomic(p, data) in a child killed by the fault hook once its
+ * temp file is complete; the child's exit status. */
+static int write_killed_after_temp(const char *p, const char *data)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		setenv("LOBES_FAULT_AFTER_TEMP", "1", 1);
+		fs_write_atomic(p, data, strlen(data), 0600, NULL);
+		_exit(0);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	return WEXITSTATUS(st);
+}
+
 static void test_atomic_write(void **state)
 {
 	(void)state;
@@ -47,15 +62,7 @@ static void test_atomic_write(void **state)
 	struct err *e = NULL;
 	assert_int_equal(fs_write_atomic(p, "old", 3, 0600, &e), 0);
 	/* a write killed after the temp file leaves the old content */
-	pid_t pid = fork();
-	if (pid == 0) {
-		setenv("LOBES_FAULT_AFTER_TEMP", "1", 1);
-		fs_write_atomic(p, "new", 3, 0600, NULL);
-		_exit(0);
-	}
-	int st;
-	waitpid(pid, &st, 0);
-	assert_int_equal(WEXITSTATUS(st), 99);
+	assert_int_equal(write_killed_after_temp(p, "new"), 99);
 	_cleanup_free_ char *got = fs_read(p, 0, NULL, &e);
 	assert_string_equal(got, "old");
 	struct stat sb;
@@ -99,15 +106,7 @@ static void test_atomic_write_hostile(void **state)
 	assert_false(fs_is_temp_name("env.lobes-tmp-0123456789abcdef"));
 	assert_false(fs_is_temp_name(".lobes-tmp-0123456789abcdef"));
 	/* a writer killed after its temp is complete */
-	pid_t pid = fork();
-	if (pid == 0) {
-		setenv("LOBES_FAULT_AFTER_TEMP", "1", 1);
-		fs_write_atomic(p, "torn", 4, 0600, NULL);
-		_exit(0);
-	}
-	int st;
-	waitpid(pid, &st, 0);
-	assert_int_equal(WEXITSTATUS(st), 99);
+	assert_int_equal(write_killed_after_temp(p, "torn"), 99);
 	_cleanup_free_ char *got2 = fs_read(p, 0, NULL, &e);
 	assert_string_equal(got2, "new");
 	/* stale temps: the killed one, a link of our naming (removed, not its
