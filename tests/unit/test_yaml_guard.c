@@ -50,7 +50,7 @@ static void test_accepts_plain_data(void **state)
 	GUARD_IS("a: 1\nb: [x, y]\nc: {d: e}\n", NULL);
 	GUARD_IS("a: \"x & y *z\"\nb: 'it''s *x'\nc: a*b & c\nd: it's\n", NULL);
 	GUARD_IS("c: |\n  *not an alias\n  &nor an anchor\n  %nor a directive\nd: x\n", NULL);
-	GUARD_IS("- - - x\n- !!str y\n--- \nz: 1 # &c *c\n", NULL);
+	GUARD_IS("- - - x\n- !!str y\n--- \nz: 1 # &c *c ? d\ne: a ? b\n", NULL);
 	GUARD_IS("\xEF\xBB\xBFkey: caf\xC3\xA9 \xF0\x9F\x98\x80\n", NULL); /* BOM, 2- and 4-byte UTF-8 */
 	GUARD_IS("", NULL);
 }
@@ -76,6 +76,10 @@ static void test_refuses_with_position(void **state)
 	GUARD_IS("a: 1\x01\n", "f.yaml:1:5: control character U+0001; expected printable text");
 	GUARD_IS("a: \"x\n", "f.yaml:1:4: a quoted string that is never closed; expected a closing \"");
 	GUARD_IS("a: 1\nb: %x\n", "f.yaml:2:4: '%' starting a value; expected a quoted string");
+	GUARD_IS("? ?-te-d:\t\t: \t\t\n", "f.yaml:1:1: an explicit mapping key ('? '); expected plain "
+					  "'key: value' entries");
+	GUARD_IS("a: [? b]\n", "f.yaml:1:5: an explicit mapping key ('? '); expected plain 'key: value' "
+			       "entries");
 	GUARD_IS("a: 'x''y''z'\n", NULL);
 	GUARD_IS("a: 'x''''y'\n", "f.yaml:1:8: '' escapes in a row in a single-quoted string; expected "
 				  "one at a time (write the value double-quoted)");

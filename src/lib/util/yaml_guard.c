@@ -331,8 +331,11 @@ static int check_structure(struct scan *s)
 				skip_to_eol(s);
 				continue;
 			}
-			if ((c == '-' || c == '?' || c == ':') && blank_at(s, s->i + 1)) {
-				if (c != ':' && ++entries + nind > YAML_GUARD_MAX_DEPTH)
+			if (c == '?' && blank_at(s, s->i + 1)) /* libfyaml 0.7.12 crashes on some */
+				return refuse(s, s->i, "an explicit mapping key ('? '); expected plain "
+						       "'key: value' entries");
+			if ((c == '-' || c == ':') && blank_at(s, s->i + 1)) {
+				if (c == '-' && ++entries + nind > YAML_GUARD_MAX_DEPTH)
 					return refuse(s, s->i, "nesting deeper than %d levels; expected a "
 							       "flatter document", YAML_GUARD_MAX_DEPTH);
 				s->i++;

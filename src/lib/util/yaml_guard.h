@@ -13,6 +13,7 @@
  *   - no directives (`%YAML`, `%TAG`): a `%` starting a line;
  *   - no two '' escapes in a row in a single-quoted scalar (libfyaml 0.7.12
  *     misreads the run and leaks formatting it; double-quote such a value);
+ *   - no explicit mapping keys (`? key`: libfyaml 0.7.12 crashes on some);
  *   - no anchors or aliases: `&` or `*` where a YAML node starts (not inside
  *     a quoted or block scalar, a comment, or the middle of a plain scalar);
  *   - at most YAML_GUARD_MAX_BYTES bytes and YAML_GUARD_MAX_DEPTH levels of
