@@ -13,6 +13,11 @@
 #                           nothing is ever pulled).
 #   compose ARGS...         docker-compose v1 (Debian's), else `docker compose`
 #   docker_compose_project  NAME: remember a project to `down` at exit
+#   docker_memlock          the memlock ulimit a test overlay gives each
+#                           engine: the rendered -1 (unlimited) when this
+#                           shell may have it, else its hard limit in bytes
+#                           (an unprivileged sandbox's runc cannot raise
+#                           RLIMIT_MEMLOCK: "error setting rlimit type 8")
 #   wait_for SECONDS CMD... run CMD every 0.2 s until it succeeds (0) or
 #                           SECONDS of wall time have passed (1). Every wait
 #                           in these tests is one of these, on a condition,
@@ -84,6 +89,12 @@ docker_build_standin() {
 	mkdir -p "$ctx"
 	cp "$STANDIN" "$ctx/vllm-standin" && cp "$SRC/tests/standin/Dockerfile" "$ctx/Dockerfile" || return 1
 	DOCKER_BUILDKIT=0 docker build -q -t lobes-standin:test "$ctx" >"$DOCKER_ROOT/build.log" 2>&1
+}
+
+docker_memlock() {
+	local l
+	l=$(ulimit -Hl)
+	if [ "$l" = unlimited ]; then echo -1; else echo $((l * 1024)); fi
 }
 
 compose() {

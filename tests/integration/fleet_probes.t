@@ -46,11 +46,9 @@ init() {
 # fixture HF cache, its own compose project.
 point() {
 	local d=$1 card=$2 p=$3 r up img ver
-	# This sandbox's dockerd may not raise RLIMIT_MEMLOCK to the rendered
-	# unlimited (-1): the overlay lowers it to the hard limit we have.
+	# the rendered memlock -1 where this box allows it (docker_memlock)
 	local memlock
-	memlock=$(ulimit -Hl)
-	[ "$memlock" = unlimited ] && memlock=-1 || memlock=$((memlock * 1024))
+	memlock=$(docker_memlock)
 	{
 		echo "services:"
 		for r in $(roles_of "$d"); do

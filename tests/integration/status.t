@@ -40,8 +40,9 @@ setenv COMPOSE_FILE docker-compose.yml:test-overlay.yml &&
 	setenv LOBES_HF_CACHE "$SRC/tests/fixtures/hf" &&
 	setenv SENSES_PORT "$PS" && setenv EMBEDDER_PORT "$PE" && setenv RERANKER_PORT "$PR"
 ok $? "the .env points at the stand-in, the fixture cache and free ports"
-cat >"$D/test-overlay.yml" <<'EOF'
-# The stand-in's knobs: tiny memory, short boot phases; a quick healthcheck.
+cat >"$D/test-overlay.yml" <<EOF
+# The stand-in's knobs: tiny memory, short boot phases; a quick healthcheck;
+# the rendered memlock where this box allows it (docker_memlock).
 x-standin: &standin
   environment:
     STANDIN_DEVICE_BYTES: 2G
@@ -54,6 +55,8 @@ x-standin: &standin
     timeout: 30s
     start_period: 300s
     retries: 30
+  ulimits:
+    memlock: $(docker_memlock)
 services:
   senses: *standin
   embedder: *standin

@@ -34,6 +34,7 @@ deploy() {
 			printf '      STANDIN_CARD: %s\n      STANDIN_MEM_SCALE: "0.01"\n' "$card"
 			printf '      STANDIN_LOAD_MS: "200"\n      STANDIN_PROFILE_MS: "200"\n      STANDIN_WARMUP_MS: "100"\n'
 			[ "$r" = senses ] && printf '      VLLM_ATTENTION_BACKEND: TRITON_ATTN\n%s' "$extra"
+			printf '    ulimits:\n      memlock: %s\n' "$(docker_memlock)"
 		done
 	} > "$d/docker-compose.test.yml"
 	docker_compose_project "lobes-verify-$card" "$d/docker-compose.yml"
