@@ -9,13 +9,13 @@
 # to the spark's gateway (no hop) and to the thor's (one hop), at
 # concurrency 1 and 64; RUNS rounds, the three targets interleaved in each;
 # medians. Added by the hop = thor's percentile minus spark's. Everything
-# listens on 127.0.0.1. Env: RUNS (3), DUR (5 s per wrk run).
+# listens on 127.0.0.1. Env: RUNS (5), DUR (5 s per wrk run).
 set -u
 BUILD=$1
 OUT=$2
 LOBES=$BUILD/lobes
 STANDIN=$BUILD/tests/standin/vllm-standin
-RUNS=${RUNS:-3}
+RUNS=${RUNS:-5}
 DUR=${DUR:-5}
 for t in wrk curl; do command -v $t >/dev/null || { echo "bench-gateway-hop: $t is not installed" >&2; exit 3; }; done
 W=$(mktemp -d /tmp/lobes-bench-hop.XXXXXX)

@@ -34,6 +34,58 @@ struct peer_poll {
 	long last_status[ROLE__COUNT]; /* for change logging; -1 before the first */
 };
 
+static bool perr(const struct gw_peer *p, int role, int status, const char *type,
+		 const char *code, char *msg, struct proxy_err *e)
+{
+	e->status = status;
+	e->type = type;
+	e->code = code;
+	e->msg = msg;
+	e->extra = json_pack("{s:s, s:s, s:s}", "role", role_name((enum role_id)role), "peer", p->name,
+			     "hosted_by", p->origin);
+	return true;
+}
+
+bool proxy_err_loop(const struct gw_config *c, int role, const char *hop, struct proxy_err *e)
+{
+	const struct gw_peer *p = gw_role_proxy_peer(c, role);
+	if (!p || !hop)
+		return false;
+	perr(p, role, 508, "proxy_loop", "proxy_loop",
+	     xasprintf("role '%s' came here through a proxy hop from box '%.64s' and would be proxied "
+		       "again to peer '%s' (%s): the boxes proxy it to each other; fix peers.yaml",
+		       role_name((enum role_id)role), hop, p->name, p->origin),
+	     e);
+	json_object_set_new(e->extra, "from", json_string(hop));
+	return true;
+}
+
+bool proxy_err_down(const struct gw_config *c, int role, const char *why, struct proxy_err *e)
+{
+	const struct gw_peer *p = gw_role_proxy_peer(c, role);
+	return p && perr(p, role, 503, "backend_unavailable", "peer_unavailable",
+			 xasprintf("peer '%s' (%s), which serves role '%s' for this box, is unavailable: %s",
+				   p->name, p->origin, role_name((enum role_id)role), why),
+			 e);
+}
+
+bool proxy_err_auth(const struct gw_config *c, int role, long status, struct proxy_err *e)
+{
+	const struct gw_peer *p = gw_role_proxy_peer(c, role);
+	return p && (status == 401 || status == 403) &&
+	       perr(p, role, 502, "backend_unavailable", "peer_auth_failed",
+		    xasprintf("peer '%s' (%s) rejected this box's key for it (HTTP %ld): the key in '%s' "
+			      "is not the one that peer accepts",
+			      p->name, p->origin, status, p->key_file),
+		    e);
+}
+
+void proxy_err_free(struct proxy_err *e)
+{
+	free(e->msg);
+	json_decref(e->extra);
+}
+
 char *proxy_url(const struct gw_peer *p, const char *path)
 {
 	return xasprintf("%s%s", p->origin, path);
@@ -238,7 +290,7 @@ static void snapshot(struct gateway *g, bool ready[ROLE__COUNT], char id[ROLE__C
 	pthread_mutex_unlock(&pp->mu);
 }
 
-void proxy_caps_overlay(struct gateway *g, const struct gw_config *c, json_t *caps)
+json_t *proxy_caps_overlay(struct gateway *g, const struct gw_config *c, json_t *caps)
 {
 	bool ready[ROLE__COUNT];
 	char id[ROLE__COUNT][ID_MAX];
@@ -267,9 +319,10 @@ void proxy_caps_overlay(struct gateway *g, const struct gw_config *c, json_t *ca
 			json_object_set_new(o, "served_names", names);
 		}
 	}
+	return caps;
 }
 
-void proxy_models_overlay(struct gateway *g, const struct gw_config *c, json_t *models)
+json_t *proxy_models_overlay(struct gateway *g, const struct gw_config *c, json_t *models)
 {
 	bool ready[ROLE__COUNT];
 	char id[ROLE__COUNT][ID_MAX];
@@ -291,4 +344,5 @@ void proxy_models_overlay(struct gateway *g, const struct gw_config *c, json_t *
 							      true, "hosted_by", p->origin));
 		}
 	}
+	return models;
 }

@@ -19,8 +19,24 @@ void proxy_poll_wake(struct gateway *g);
 void proxy_poll_stop(struct gateway *g);
 /* Mark proxied roles in a /capabilities body (proxied, hosted_by, ready and
  * model from the peer) and add the box's name; add ready proxied roles to a
- * /v1/models body. */
-void proxy_caps_overlay(struct gateway *g, const struct gw_config *c, json_t *caps);
-void proxy_models_overlay(struct gateway *g, const struct gw_config *c, json_t *models);
+ * /v1/models body. Both return their argument. */
+json_t *proxy_caps_overlay(struct gateway *g, const struct gw_config *c, json_t *caps);
+json_t *proxy_models_overlay(struct gateway *g, const struct gw_config *c, json_t *models);
+
+/* An answer for a proxied request that is not the peer's own: 508 proxy_loop
+ * (the request already carries the hop header), 503 peer_unavailable (no
+ * answer from the peer), 502 peer_auth_failed (the peer refused this box's
+ * key). Each returns false when it does not apply; else fills e (free with
+ * proxy_err_free). */
+struct proxy_err {
+	int status;
+	const char *type, *code;
+	char *msg;
+	json_t *extra;
+};
+bool proxy_err_loop(const struct gw_config *c, int role, const char *hop, struct proxy_err *e);
+bool proxy_err_down(const struct gw_config *c, int role, const char *why, struct proxy_err *e);
+bool proxy_err_auth(const struct gw_config *c, int role, long status, struct proxy_err *e);
+void proxy_err_free(struct proxy_err *e);
 
 #endif

@@ -113,6 +113,15 @@ static enum MHD_Result queue_error(struct req *q, struct MHD_Connection *c, int 
 	return queue(q, c, status, s ? s : "{\"error\":{}}", "application/json", hdrs);
 }
 
+static enum MHD_Result queue_proxy_err(struct req *q, struct MHD_Connection *c, struct proxy_err *e)
+{
+	const char *h[] = { "Retry-After", RETRY_AFTER, NULL };
+	enum MHD_Result rc = queue_error(q, c, e->status, e->type, e->code, e->msg, e->extra,
+					 e->status == 503 ? h : NULL);
+	proxy_err_free(e);
+	return rc;
+}
+
 static void new_id(struct gateway *g, struct MHD_Connection *c, char *out, size_t n)
 {
 	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-Id");
@@ -208,21 +217,17 @@ static enum MHD_Result relay_respond(struct gateway *g, struct req *q, struct MH
 		_cleanup_free_ char *why = xstrdup(*r->errbuf ? r->errbuf : curl_easy_strerror(res));
 		pthread_mutex_unlock(&r->mu);
 		(void)g;
-		const struct gw_peer *peer = gw_role_proxy_peer(q->cfg, q->role);
-		_cleanup_free_ char *m = peer ? xasprintf(
-			"peer '%s' (%s), which serves role '%s' for this box, is unavailable: %s",
-			peer->name, peer->origin, role_name((enum role_id)q->role),
-			stalled ? "it sent nothing for the read timeout" : why) : xasprintf(
+		struct proxy_err pe; /* peers.yaml: a proxied role names the peer */
+		if (proxy_err_down(q->cfg, q->role, stalled ? "it sent nothing for the read timeout" : why, &pe))
+			return queue_proxy_err(q, c, &pe);
+		_cleanup_free_ char *m = xasprintf(
 			"the engine of role '%s' (127.0.0.1:%d) is unavailable: %s",
 			role_name((enum role_id)q->role), q->cfg->roles[q->role].port,
 			stalled ? "it sent nothing for the read timeout" : why);
-		json_t *extra = peer ? json_pack("{s:s, s:s, s:s}", "role", role_name((enum role_id)q->role),
-						 "peer", peer->name, "hosted_by", peer->origin)
-				     : json_pack("{s:s}", "role", role_name((enum role_id)q->role));
+		json_t *extra = json_pack("{s:s}", "role", role_name((enum role_id)q->role));
 		const char *h[] = { "Retry-After", RETRY_AFTER, NULL };
-		enum MHD_Result rc = queue_error(q, c, 503, "backend_unavailable",
-						 peer ? "peer_unavailable" : "backend_unavailable", m,
-						 extra, h);
+		enum MHD_Result rc = queue_error(q, c, 503, "backend_unavailable", "backend_unavailable",
+						 m, extra, h);
 		json_decref(extra);
 		return rc;
 	}
@@ -230,20 +235,10 @@ static enum MHD_Result relay_respond(struct gateway *g, struct req *q, struct MH
 	long status = r->status;
 	_cleanup_free_ char *ct = r->content_type ? xstrdup(r->content_type) : NULL;
 	pthread_mutex_unlock(&r->mu);
-	/* peers.yaml: a peer that rejects this box's key is not the caller's 401 */
-	const struct gw_peer *peer = gw_role_proxy_peer(q->cfg, q->role);
-	if (peer && (status == 401 || status == 403)) {
-		_cleanup_free_ char *m = xasprintf(
-			"peer '%s' (%s) rejected this box's key for it (HTTP %ld): the key in '%s' is not "
-			"the one that peer accepts",
-			peer->name, peer->origin, status, peer->key_file);
-		json_t *extra = json_pack("{s:s, s:s, s:s}", "role", role_name((enum role_id)q->role),
-					  "peer", peer->name, "hosted_by", peer->origin);
-		enum MHD_Result rc2 = queue_error(q, c, 502, "backend_unavailable", "peer_auth_failed",
-						  m, extra, NULL);
-		json_decref(extra);
-		return rc2;
-	}
+	struct proxy_err pe; /* peers.yaml: a peer rejecting this box's key is not the caller's 401 */
+	if (proxy_err_auth(q->cfg, q->role, status, &pe))
+		return queue_proxy_err(q, c, &pe);
+	bool peer = gw_role_proxy_peer(q->cfg, q->role) != NULL;
 	struct MHD_Response *resp = MHD_create_response_from_callback(size, 16 * 1024, relay_read, q,
 								      NULL);
 	if (ct)
@@ -333,19 +328,12 @@ static enum MHD_Result dispatch(struct gateway *g, struct req *q, struct MHD_Con
 	}
 	q->alias = rt.via_alias;
 	const char *role = role_name((enum role_id)rt.role);
-	const char *hop = MHD_lookup_connection_value(c, MHD_HEADER_KIND, GW_HOP_HEADER);
-	if (rt.proxied && hop) { /* peers.yaml: one proxy hop at most */
-		const struct gw_peer *p = gw_role_proxy_peer(q->cfg, rt.role);
-		_cleanup_free_ char *m = xasprintf(
-			"role '%s' came here through a proxy hop from box '%.64s' and would be proxied "
-			"again to peer '%s' (%s): the boxes proxy it to each other; fix peers.yaml",
-			role, hop, p->name, p->origin);
-		json_t *extra = json_pack("{s:s, s:s, s:s}", "role", role, "from", hop, "peer", p->name);
+	struct proxy_err pe; /* peers.yaml: one proxy hop at most (508) */
+	if (rt.proxied && proxy_err_loop(q->cfg, rt.role,
+					 MHD_lookup_connection_value(c, MHD_HEADER_KIND, GW_HOP_HEADER), &pe)) {
 		q->log_role = rt.role;
 		gw_route_free(&rt);
-		enum MHD_Result rc = queue_error(q, c, 508, "proxy_loop", "proxy_loop", m, extra, NULL);
-		json_decref(extra);
-		return rc;
+		return queue_proxy_err(q, c, &pe);
 	}
 	if (rt.via_alias) {
 		const char *why = NULL;
@@ -382,16 +370,10 @@ static enum MHD_Result local_answer(struct gateway *g, struct req *q, struct MHD
 	bool ready[ROLE__COUNT];
 	for (int i = 0; i < ROLE__COUNT; i++)
 		ready[i] = __atomic_load_n(&g->ready[i], __ATOMIC_RELAXED);
-	if (q->ep == GW_EP_MODELS) {
-		json_t *m = gw_models(q->cfg, ready);
-		proxy_models_overlay(g, q->cfg, m); /* roles proxied to peers */
-		return queue_json(q, c, 200, m, NULL);
-	}
-	if (q->ep == GW_EP_CAPABILITIES) {
-		json_t *caps = gw_capabilities(q->cfg, ready);
-		proxy_caps_overlay(g, q->cfg, caps);
-		return queue_json(q, c, 200, caps, NULL);
-	}
+	if (q->ep == GW_EP_MODELS) /* with the roles proxied to peers (proxy.c) */
+		return queue_json(q, c, 200, proxy_models_overlay(g, q->cfg, gw_models(q->cfg, ready)), NULL);
+	if (q->ep == GW_EP_CAPABILITIES)
+		return queue_json(q, c, 200, proxy_caps_overlay(g, q->cfg, gw_capabilities(q->cfg, ready)), NULL);
 	int n = 0;
 	for (int i = 0; i < ROLE__COUNT; i++)
 		n += q->cfg->roles[i].feasible && ready[i];
