@@ -119,7 +119,7 @@ for p in spark thor orin base orin-nano-super; do
 	f="$SRC/tests/goldens/$p/docker-compose.yml"
 	n=$(grep -c '^  [a-z]*:$' "$f")
 	is "$(grep -c '^    ipc: host$' "$f")" "$n" "$p: every service has ipc: host"
-	is "$(grep -A2 '^    ulimits:$' "$f" | grep -cE '^      (memlock: -1|stack: 67108864)$')" "$((2 * n))" "$p: … ulimits memlock -1 and stack 67108864"
+	is "$(grep -A2 '^    ulimits:$' "$f" | grep -cE "^      (memlock: '\\\$\{LOBES_MEMLOCK:--1\}'|stack: 67108864)$")" "$((2 * n))" "$p: … ulimits memlock -1 (LOBES_MEMLOCK lowers it) and stack 67108864"
 	is "$(grep -c "^      HF_TOKEN: '\\\${HF_TOKEN:-}'$" "$f")" "$n" "$p: … HF_TOKEN passed explicitly from the environment or .env"
 	is "$(grep -c "^      VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS: '0'$" "$f")" "$n" "$p: … the CUDA-graph memory estimate off (registered by both recorded images)"
 done
@@ -149,7 +149,7 @@ if command -v docker-compose >/dev/null 2>&1 && python3 -c 'import yaml' 2>/dev/
 	cp -r "$SRC/tests/goldens/spark" "$TMP/pl" && chmod 600 "$TMP/pl/.env"
 	sed -i 's/^CORTEX_QUANTIZATION=.*/CORTEX_QUANTIZATION=none/; s/^CORTEX_MAX_NUM_SEQS=.*/CORTEX_MAX_NUM_SEQS=auto/;
 		s/^CORTEX_GPU_MEM_UTIL=.*/CORTEX_GPU_MEM_UTIL=/; s/^CORTEX_SPECULATIVE_CONFIG=.*/CORTEX_SPECULATIVE_CONFIG=none/' "$TMP/pl/.env"
-	run sh -c "cd '$TMP/pl' && HF_TOKEN=hf_probe_value docker-compose config"
+	run sh -c "cd '$TMP/pl' && unset LOBES_MEMLOCK; HF_TOKEN=hf_probe_value docker-compose config"
 	is "$rc" 0 "docker-compose config reads a deploy dir whose .env holds placeholders"
 	printf '%s' "$out" > "$TMP/pl.yml"
 	cmd=$(python3 -c 'import yaml,sys; print("\n".join(yaml.safe_load(open(sys.argv[1]))["services"]["cortex"]["command"]))' "$TMP/pl.yml")
@@ -157,6 +157,7 @@ if command -v docker-compose >/dev/null 2>&1 && python3 -c 'import yaml' 2>/dev/
 	like "$cmd" "^--gpu-memory-utilization=0.30$" "… an empty interpolated value falls back to the rendered one"
 	like "$cmd" '^--speculative-config=\{"method": "mtp", "num_speculative_tokens": 2\}$' "… a JSON flag survives compose interpolation intact"
 	like "$cmd" '^--quantization=compressed-tensors$' "… a .env placeholder for a literal knob is not in effect until init"
+	is "$(python3 -c 'import yaml,sys; print(yaml.safe_load(open(sys.argv[1]))["services"]["cortex"]["ulimits"])' "$TMP/pl.yml")" "{'memlock': -1, 'stack': 67108864}" "compose resolves memlock to -1 (unlimited) by default"
 	env=$(python3 -c 'import yaml,sys; print(yaml.safe_load(open(sys.argv[1]))["services"]["cortex"]["environment"]["HF_TOKEN"])' "$TMP/pl.yml")
 	is "$env" "hf_probe_value" "HF_TOKEN from the environment reaches the engine"
 	rr=$(python3 -c 'import yaml,sys; print("\n".join(yaml.safe_load(open(sys.argv[1]))["services"]["reranker"]["command"]))' "$TMP/pl.yml")

@@ -30,6 +30,11 @@
 #
 # Installs nothing: `make deps` brings docker.io and docker-compose. At exit
 # the registered projects go down and dockerd is stopped by its pid.
+# The fleet asks for memlock unlimited (ulimits memlock: ${LOBES_MEMLOCK:--1});
+# a daemon whose own hard limit is lower cannot grant it, so lower it to that.
+if [ "$(ulimit -H -l)" != unlimited ] && [ -z "${LOBES_MEMLOCK:-}" ]; then
+	export LOBES_MEMLOCK=$(($(ulimit -H -l) * 1024))
+fi
 DOCKER_ROOT=
 DOCKERD_PID=
 DOCKER_PROJECTS=""

@@ -164,7 +164,9 @@ static void render_service(struct buf *b, const struct plan *p, const struct fle
 	add_sq(b, kv(rp, KNOB_IMAGE));
 	buf_adds(b, "}'\n");
 	buf_adds(b, "    network_mode: host\n    ipc: host\n");
-	buf_adds(b, "    ulimits:\n      memlock: -1\n      stack: 67108864\n");
+	/* memlock unlimited, as the boxes run vLLM; LOBES_MEMLOCK (environment
+	 * only, never .env) lowers it where the docker daemon may not raise it */
+	buf_adds(b, "    ulimits:\n      memlock: '${LOBES_MEMLOCK:--1}'\n      stack: 67108864\n");
 	buf_adds(b, "    restart: unless-stopped\n");
 	buf_adds(b, "    entrypoint: [\"vllm\", \"serve\"]\n    command:\n");
 	serve_flags(b, t, rp);
