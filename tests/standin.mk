@@ -19,7 +19,7 @@ STANDIN_LDFLAGS := $(if $(STANDIN_SAN),$(LDFLAGS),-static)
 
 # vLLM's lists per recorded version, embedded by args.c (.incbin, paths
 # relative to the repository root, where make runs the compiler).
-STANDIN_LISTS := $(wildcard tests/standin/vllm/*/*.txt)
+STANDIN_LISTS := $(wildcard data/vllm/*/*.txt)
 
 $(BUILD)/tests/standin/vllm-standin: $(STANDIN_SRC) tests/standin/standin.h $(STANDIN_LISTS)
 	@mkdir -p $(@D)

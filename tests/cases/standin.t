@@ -75,7 +75,7 @@ value_for() {
 	*) echo x ;;
 	esac
 }
-for dir in "$SRC"/tests/standin/vllm/*/; do
+for dir in "$SRC"/data/vllm/*/; do
 	version=$(sed -n '1s/^# vLLM \([^ ]*\) .*/\1/p' "$dir/flags.txt")
 	bad=""
 	n=0
@@ -90,8 +90,8 @@ for dir in "$SRC"/tests/standin/vllm/*/; do
 	done <"$dir/flags.txt"
 	is "${bad:-none}" none "vLLM $version: all $n options of its flag list are accepted"
 done
-only26=$(comm -13 <(grep -v '^#' "$SRC/tests/standin/vllm/93d8f834d/flags.txt" | cut -f1 | sort) \
-	<(grep -v '^#' "$SRC/tests/standin/vllm/5a4c8d992/flags.txt" | cut -f1 | grep -- '^--enable-' | sort) | head -n1)
+only26=$(comm -13 <(grep -v '^#' "$SRC/data/vllm/93d8f834d/flags.txt" | cut -f1 | sort) \
+	<(grep -v '^#' "$SRC/data/vllm/5a4c8d992/flags.txt" | cut -f1 | grep -- '^--enable-' | sort) | head -n1)
 run env STANDIN_VERSION=0.23.1rc1.dev672+standin "$STANDIN" serve "$CORTEX" "$only26"
 like "$errout" "unrecognized arguments: $only26" "a 0.26-only option ($only26) is unrecognized by a 0.23 stand-in"
 run env STANDIN_VERSION=0.26.1rc1.dev942+standin "$STANDIN" serve no-such/model --port "$(standin_free_port)" "$only26"

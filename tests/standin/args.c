@@ -2,8 +2,8 @@
  * args.c — `vllm serve`'s command line for the stand-in (a test double).
  *
  * The flags are not a hand-kept subset: the stand-in carries vLLM's own
- * lists for each recorded version (tests/standin/vllm/<commit>/, read from
- * vLLM's source; embedded at build time) and accepts exactly the options of
+ * lists for each recorded version (the project's data/vllm/<commit>/, read
+ * from vLLM's source; embedded at build time) and accepts exactly the options of
  * the version it reports (STANDIN_VERSION: 0.26.* → 5a4c8d992, else
  * 93d8f834d). Like argparse: an unknown option is "unrecognized arguments",
  * a bad value or choice names the flag, exit 2; `--flag=value` and
@@ -28,12 +28,12 @@ extern char **environ;
 		".incbin \"" path "\"\n.byte 0\n.previous\n");                               \
 	extern const char sym[]
 #define LISTS(c, v)                                                                        \
-	EMBED(flags_##c, "tests/standin/vllm/" v "/flags.txt");                            \
-	EMBED(choices_##c, "tests/standin/vllm/" v "/choices.txt");                        \
-	EMBED(tools_##c, "tests/standin/vllm/" v "/tool-parsers.txt");                     \
-	EMBED(reasoning_##c, "tests/standin/vllm/" v "/reasoning-parsers.txt");            \
-	EMBED(envs_##c, "tests/standin/vllm/" v "/envs.txt");                              \
-	EMBED(backends_##c, "tests/standin/vllm/" v "/values-attention-backend.txt")
+	EMBED(flags_##c, "data/vllm/" v "/flags.txt");                            \
+	EMBED(choices_##c, "data/vllm/" v "/choices.txt");                        \
+	EMBED(tools_##c, "data/vllm/" v "/tool-parsers.txt");                     \
+	EMBED(reasoning_##c, "data/vllm/" v "/reasoning-parsers.txt");            \
+	EMBED(envs_##c, "data/vllm/" v "/envs.txt");                              \
+	EMBED(backends_##c, "data/vllm/" v "/values-attention-backend.txt")
 LISTS(v23, "93d8f834d");
 LISTS(v26, "5a4c8d992");
 
@@ -405,7 +405,7 @@ void help(void)
 	       "\n"
 	       "options (vLLM's names; both --flag=value and --flag value):\n"
 	       "  every option of `vllm serve` at the reported version (vLLM's own flag list,\n"
-	       "  tests/standin/vllm/<commit>/flags.txt); unknown ones exit 2. Acted on:\n"
+	       "  data/vllm/<commit>/flags.txt); unknown ones exit 2. Acted on:\n"
 	       "  --served-model-name NAME... (the first names answers)  --host  --port\n"
 	       "  --gpu-memory-utilization  --max-model-len  --max-num-seqs  --kv-cache-dtype\n"
 	       "  --quantization  --enforce-eager  --runner  --convert  --api-key\n"
