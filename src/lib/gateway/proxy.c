@@ -346,3 +346,38 @@ json_t *proxy_models_overlay(struct gateway *g, const struct gw_config *c, json_
 	}
 	return models;
 }
+
+bool proxy_route_by_peer_id(struct gateway *g, const struct gw_config *c, enum gw_endpoint ep,
+			    const char *body, size_t len, struct gw_route *rt)
+{
+	if (rt->status != 404 || !rt->code || strcmp(rt->code, "model_not_found") != 0)
+		return false;
+	bool ready[ROLE__COUNT];
+	char id[ROLE__COUNT][ID_MAX];
+	snapshot(g, ready, id);
+	json_t *j = json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL);
+	const char *model = json_string_value(json_object_get(j, "model"));
+	int role = -1;
+	for (int r = 0; model && r < ROLE__COUNT && role < 0; r++)
+		if (gw_role_proxy_peer(c, r) && *id[r] && !strcmp(id[r], model))
+			role = r;
+	if (role < 0) {
+		json_decref(j);
+		return false;
+	}
+	json_object_set_new(j, "model", json_string(role_name((enum role_id)role)));
+	char *nb = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(j);
+	struct gw_route again = { 0 };
+	if (!nb || gw_route_request(c, ep, nb, strlen(nb), &again) < 0) {
+		gw_route_free(&again);
+		free(nb);
+		return false;
+	}
+	gw_route_free(rt);
+	*rt = again;
+	free(rt->body);
+	rt->body = nb;
+	rt->body_len = strlen(nb);
+	return true;
+}

@@ -23,6 +23,12 @@ void proxy_poll_stop(struct gateway *g);
 json_t *proxy_caps_overlay(struct gateway *g, const struct gw_config *c, json_t *caps);
 json_t *proxy_models_overlay(struct gateway *g, const struct gw_config *c, json_t *models);
 
+/* A request whose `model` is the served checkpoint id a peer reported for a
+ * proxied role (listed in this box's /v1/models) goes to that role: on a
+ * model_not_found in rt, route it again with the role name as `model` and
+ * return true (rt replaced, its body the rewritten request). */
+bool proxy_route_by_peer_id(struct gateway *g, const struct gw_config *c, enum gw_endpoint ep,
+			    const char *body, size_t len, struct gw_route *rt);
 /* An answer for a proxied request that is not the peer's own: 508 proxy_loop
  * (the request already carries the hop header), 503 peer_unavailable (no
  * answer from the peer), 502 peer_auth_failed (the peer refused this box's

@@ -318,7 +318,8 @@ static enum MHD_Result dispatch(struct gateway *g, struct req *q, struct MHD_Con
 				   NULL);
 	}
 	struct gw_route rt;
-	if (gw_route_request(q->cfg, q->ep, buf_str(&q->body), q->body.len, &rt) < 0) {
+	if (gw_route_request(q->cfg, q->ep, buf_str(&q->body), q->body.len, &rt) < 0 &&
+	    !proxy_route_by_peer_id(g, q->cfg, q->ep, buf_str(&q->body), q->body.len, &rt)) {
 		enum MHD_Result rc = queue_error(q, c, rt.status, rt.type, rt.code, rt.message, rt.extra,
 						 NULL);
 		const char *rn = rt.extra ? json_string_value(json_object_get(rt.extra, "role")) : NULL;
