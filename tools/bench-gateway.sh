@@ -81,11 +81,13 @@ LOBES_GATEWAY_MAX_CONNECTIONS=8192
 EOF
 	chmod 600 "$1/.env"
 	"$LOBES" --dir "$1" gateway >"$1/out" 2>/dev/null &
-	PIDS="$PIDS $!"
-	echo $!
+	LAST=$!
+	PIDS="$PIDS $LAST"
 }
-GW_PID=$(gateway "$W/gw" "$P_ENGINE" "$P_GW")
-GW2_PID=$(gateway "$W/gw2" "$P_SSE" "$P_GW2")
+gateway "$W/gw" "$P_ENGINE" "$P_GW"
+GW_PID=$LAST
+gateway "$W/gw2" "$P_SSE" "$P_GW2"
+GW2_PID=$LAST
 
 mkdir -p "$W/ng"
 cat >"$W/nginx.conf" <<EOF
@@ -171,15 +173,15 @@ declare -A SURL=([direct]=$P_SSE [gateway]=$P_GW2 [nginx]=$P_NG2)
 for r in $(seq "$RUNS"); do
 	for k in direct gateway nginx; do
 		touch "$W/watch"
+		wp=
 		case $k in
-		gateway) rss_watch $GW2_PID >"$W/rss" & ;;
-		nginx) rss_watch $NG_PIDS >"$W/rss" & ;;
-		*) echo 0 >"$W/rss"; rm -f "$W/watch" ;;
+		gateway) rss_watch $GW2_PID >"$W/rss" & wp=$! ;;
+		nginx) rss_watch $NG_PIDS >"$W/rss" & wp=$! ;;
+		*) echo 0 >"$W/rss" ;;
 		esac
-		wp=$!
 		res=$("$SSE" client "http://127.0.0.1:${SURL[$k]}/v1/chat/completions" "$STREAMS")
 		rm -f "$W/watch"
-		wait $wp 2>/dev/null
+		[ -n "$wp" ] && wait "$wp"
 		echo "$k $res $(cat "$W/rss")" >>"$W/sse.txt"
 		echo "sse run $r $k: $res rss_kB $(cat "$W/rss")" >&2
 	done

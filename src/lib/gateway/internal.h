@@ -46,6 +46,7 @@ struct relay {
 	struct buf data;
 	size_t rd;
 	bool err_event_sent;
+	bool whole;               /* small non-SSE body of known length: answer once complete */
 	/* upstream thread only */
 	double t_start, t_head, t_last_rx, t_done; /* monotonic ms */
 	unsigned slot, gen;

@@ -205,7 +205,8 @@ static enum MHD_Result relay_respond(struct gateway *g, struct req *q, struct MH
 		q->outcome = "client_closed";
 		return MHD_NO;
 	}
-	if (!r->head && !r->done) {
+	bool complete = r->head && r->whole && (long long)r->data.len >= r->content_length;
+	if (!r->done && (!r->head || (r->whole && !complete))) {
 		r->suspended = true;
 		MHD_suspend_connection(c);
 		pthread_mutex_unlock(&r->mu);
@@ -229,6 +230,23 @@ static enum MHD_Result relay_respond(struct gateway *g, struct req *q, struct MH
 		enum MHD_Result rc = queue_error(q, c, 503, "backend_unavailable", "backend_unavailable",
 						 m, extra, h);
 		json_decref(extra);
+		return rc;
+	}
+	if (complete) {
+		/* the whole body is here: one buffer response */
+		struct MHD_Response *resp = MHD_create_response_from_buffer(
+			r->data.len, r->data.data, MHD_RESPMEM_MUST_COPY);
+		if (r->content_type)
+			MHD_add_response_header(resp, "Content-Type", r->content_type);
+		long st = r->status;
+		q->bytes = r->data.len;
+		r->rd = r->data.len;
+		pthread_mutex_unlock(&r->mu);
+		MHD_add_response_header(resp, "X-Request-Id", q->id);
+		enum MHD_Result rc = MHD_queue_response(c, (unsigned)st, resp);
+		MHD_destroy_response(resp);
+		q->status = (int)st;
+		q->state = R_RESP;
 		return rc;
 	}
 	uint64_t size = r->content_length >= 0 ? (uint64_t)r->content_length : MHD_SIZE_UNKNOWN;
