@@ -191,6 +191,9 @@ static void print_text(const struct ctx *ctx, const json_t *res)
 		if (*jstr(r, "note"))
 			printf("%s  note: %s%s\n", c_yellow(ctx), jstr(r, "note"), c_reset(ctx));
 	}
+	const json_t *gw = json_object_get(res, "gateway");
+	printf("%-10s 127.0.0.1:%lld %s\n", "gateway", (long long)json_integer_value(json_object_get(gw, "port")),
+	       json_is_true(json_object_get(gw, "running")) ? "running" : "not running");
 	const json_t *probs = json_object_get(res, "problems");
 	long long nf = json_integer_value(json_object_get(res, "feasible_roles"));
 	if (!reach) {
@@ -294,6 +297,15 @@ CMD(status)
 	json_object_set_new(res, "feasible_roles", json_integer(n_feasible));
 	json_object_set_new(res, "problems", problems);
 	json_object_set_new(res, "ok", json_boolean(reachable && json_array_size(problems) == 0));
+	/* the front door: is `lobes gateway` answering on its port? (not a problem when not) */
+	const char *gp = env_get(&env, "LOBES_GATEWAY_PORT");
+	long gport = gp && *gp ? strtol(gp, NULL, 10) : 8000;
+	const char *gb = env_get(&env, "LOBES_GATEWAY_BIND");
+	json_object_set_new(res, "gateway",
+			    json_pack("{s:s, s:i, s:b}", "bind", gb && *gb ? gb : "127.0.0.1", "port",
+				      (int)gport,
+				      "running", gport > 0 && gport < 65536 &&
+						http_health((int)gport, HEALTH_TIMEOUT_MS) == 200));
 	engine_container_list_free(&l);
 	engine_close(&en);
 	env_file_free(&env);

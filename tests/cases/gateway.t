@@ -315,6 +315,33 @@ is "$GW_RC" 0 "then the gateway exited 0"
 like "$(cat "$GW_OUT")" 'stopped \(0 in-flight requests cancelled' "with nothing cut"
 GW_PIDS=""
 
+# --- doctor and status know the gateway --------------------------------------
+PG=$(standin_free_port)
+write_env "CORTEX_PORT=$P_SLOW
+LOBES_GATEWAY_PORT=$PG"
+gw_start "$D" --port "$PG"
+ok $? "the gateway starts on its configured port"
+mkdir -p "$TMP/net/proc/net"
+{
+	echo '  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode'
+	printf '   0: 00000000:%04X 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1 0 100 0 0 10 0\n' "$P_EMBED"
+	printf '   1: 0100007F:%04X 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 2 1 0 100 0 0 10 0\n' "$P_SLOW"
+} >"$TMP/net/proc/net/tcp"
+run env LOBES_SYSROOT="$TMP/net" "$LOBES" --dir "$D" doctor
+like "$out" "gateway answers on 127.0.0.1:$PG" "doctor: the gateway answers on its port"
+like "$out" "embedder: the engine's port $P_EMBED listens on 0.0.0.0, beyond loopback" "doctor: an engine listening beyond loopback is an error"
+unlike "$out" "cortex: the engine's port" "doctor: an engine on 127.0.0.1 is fine"
+chmod 644 "$D/.env"
+echo "LOBES_GATEWAY_API_KEY=k" >>"$D/.env"
+run env LOBES_SYSROOT="$TMP/net" "$LOBES" --dir "$D" doctor
+like "$out" "gateway settings: .*has mode 0644; expected 0600" "doctor: a key in a .env others can read is an error"
+chmod 600 "$D/.env"
+run "$LOBES" --dir "$D" --json status
+like "$(printf '%s' "$out" | tr -d ' \n')" "\"gateway\":\\{[^}]*\"port\":$PG,\"running\":true" "status --json shows the gateway running"
+gw_stop_all
+run "$LOBES" --dir "$D" status
+like "$out" "gateway +127.0.0.1:$PG +not running" "status says when the gateway is not running"
+
 # --- pressure: alias requests shed under swap pressure --------------------------
 mkdir -p "$TMP/root/proc"
 printf 'MemTotal: 1000 kB\nSwapTotal: 1000 kB\nSwapFree: 100 kB\n' >"$TMP/root/proc/meminfo"

@@ -205,8 +205,10 @@ static enum MHD_Result relay_respond(struct gateway *g, struct req *q, struct MH
 		q->outcome = "client_closed";
 		return MHD_NO;
 	}
-	bool complete = r->head && r->whole && (long long)r->data.len >= r->content_length;
-	if (!r->done && (!r->head || (r->whole && !complete))) {
+	bool got_all = r->head && r->whole && (long long)r->data.len >= r->content_length;
+	/* a peer's answer goes through the checks below (its 401 is not the caller's) */
+	bool complete = got_all && !gw_role_proxy_peer(q->cfg, q->role);
+	if (!r->done && (!r->head || (r->whole && !got_all))) {
 		r->suspended = true;
 		MHD_suspend_connection(c);
 		pthread_mutex_unlock(&r->mu);
@@ -257,7 +259,7 @@ static enum MHD_Result relay_respond(struct gateway *g, struct req *q, struct MH
 	if (proxy_err_auth(q->cfg, q->role, status, &pe))
 		return queue_proxy_err(q, c, &pe);
 	bool peer = gw_role_proxy_peer(q->cfg, q->role) != NULL;
-	struct MHD_Response *resp = MHD_create_response_from_callback(size, 16 * 1024, relay_read, q,
+	struct MHD_Response *resp = MHD_create_response_from_callback(size, 4 * 1024, relay_read, q,
 								      NULL);
 	if (ct)
 		MHD_add_response_header(resp, "Content-Type", ct);
@@ -316,6 +318,7 @@ static enum MHD_Result start_relay(struct gateway *g, struct req *q, struct MHD_
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->hdrs);
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+	curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 8192L); /* per stream: 1,000 streams fit in little memory */
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, (long)q->cfg->connect_timeout_s);
 	if (q->cfg->request_timeout_s)
 		curl_easy_setopt(e, CURLOPT_TIMEOUT, (long)q->cfg->request_timeout_s);

@@ -112,6 +112,7 @@ void check_runtime(struct doctor_ctx *x);        /* runtime.c */
 void check_image(struct doctor_ctx *x);          /* image.c */
 void check_vllm_args(struct doctor_ctx *x);      /* vllm_args.c */
 void check_placeholder(struct doctor_ctx *x);    /* placeholder.c */
+void check_gateway(struct doctor_ctx *x);        /* gateway.c */
 void check_peers(struct doctor_ctx *x);          /* peers.c */
 
 /* --- shared helpers (findings.c) ----------------------------------------- */

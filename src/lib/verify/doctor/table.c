@@ -17,6 +17,7 @@ const struct doctor_family doctor_families[] = {
 	{ "fp8-kv", DOC_NEEDS_DIR | DOC_NEEDS_COMPOSE, check_fp8 },
 	{ "traits", DOC_NEEDS_DIR | DOC_NEEDS_COMPOSE, check_traits },
 	{ "memory", DOC_NEEDS_DIR | DOC_NEEDS_COMPOSE, check_memory },
+	{ "gateway", DOC_NEEDS_DIR | DOC_NEEDS_ENV, check_gateway },
 	{ "runtime", 0, check_runtime },
 	{ "peers", DOC_NEEDS_DIR, check_peers },
 };
