@@ -124,7 +124,7 @@ static const struct command commands[] = {
 	  "                ready / not ready / proxied>BOX / refer>BOX / infeasible, with\n"
 	  "                each box's profile and detected card (exit 1 when a box does\n"
 	  "                not answer)\n" },
-	{ "probe", cmd_probe, "lobes probe [--timeout SECS] [--fleet] [--json] [ROLE...]",
+	{ "probe", cmd_probe, "lobes probe [--timeout SECS] [--fleet | --via-gateway] [--json] [ROLE...]",
 	  "ask each running role a question with a known answer (all at once)",
 	  "Read-only. Probes every feasible role of the deploy dir's .env (or the ROLEs\n"
 	  "named) on 127.0.0.1:<ROLE>_PORT, in parallel: cortex chat-capital, senses\n"
@@ -142,6 +142,8 @@ static const struct command commands[] = {
 	  "  --timeout SECS  bound on each probe (default 60)\n"
 	  "  ROLE            only these roles; one not feasible in the deploy dir is a\n"
 	  "                  usage error\n"
+	  "  --via-gateway   send every probe through `lobes gateway` (its port and key\n"
+	  "                  from the deploy dir) instead of each engine's port\n"
 	  "Exit 1 when a probe fails, 0 otherwise, 3 when the deploy dir has no .env.\n"
 	  "  --fleet          probe every role once wherever the fleet serves it (this\n"
 	  "                   box first, then the peers of peers.yaml), through that box's\n"

@@ -12,6 +12,11 @@
  * profile is looked up in the shipped knowledge plus <dir>/profiles; nothing
  * is detected and no checkpoint is read.
  *
+ * --via-gateway sends every probe through the deploy dir's `lobes gateway`
+ * (http://127.0.0.1:LOBES_GATEWAY_PORT, its key as the bearer) instead of
+ * to each engine's port: the same questions, by role name, proving the
+ * front door routes each role to a correct engine.
+ *
  * Exit: 1 when a probe fails (a wrong answer, a timeout, a refused
  * connection, an HTTP error, a malformed body: network trouble is a FAIL,
  * never exit 4); 0 otherwise, known failures included; 2 for an unknown role
@@ -23,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/gateway/gateway.h"
 #include "../lib/knowledge/knowledge.h"
 #include "../lib/render/deploy.h"
 #include "../lib/render/render.h"
@@ -116,12 +122,14 @@ CMD(probe)
 	double timeout_s = DEFAULT_TIMEOUT_S;
 	static const struct option opts[] = { { "timeout", required_argument, NULL, 't' },
 					      { "fleet", no_argument, NULL, 'f' },
+					      { "via-gateway", no_argument, NULL, 'g' },
 					      { NULL, 0, NULL, 0 } };
 	int c;
-	bool fleet = false;
+	bool fleet = false, via_gateway = false;
 	while ((c = getopt_long(argc, argv, "t:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f': fleet = true; break;
+		case 'g': via_gateway = true; break;
 		case 't': {
 			char *end;
 			timeout_s = strtod(optarg, &end);
@@ -219,8 +227,25 @@ CMD(probe)
 			env_path);
 		code = cmd_fail(ctx, e);
 	}
+	/* --via-gateway: every probe to the gateway, with its key (never printed) */
+	struct gw_config *gwc = NULL;
+	_cleanup_free_ char *gw_origin = NULL;
+	if (!code && via_gateway) {
+		gwc = gw_config_load(ctx->dir, NULL, &e);
+		if (!gwc) {
+			code = cmd_fail(ctx, e);
+		} else {
+			bool any = !strcmp(gwc->bind, "0.0.0.0") || !strcmp(gwc->bind, "::");
+			gw_origin = xasprintf("http://%s:%d", any ? "127.0.0.1" : gwc->bind, gwc->port);
+			for (size_t i = 0; i < n; i++) {
+				probes[i].origin = gw_origin;
+				probes[i].bearer = gwc->key;
+			}
+		}
+	}
 	if (!code && probe_run(probes, n, timeout_s, &e) < 0)
 		code = cmd_fail(ctx, e);
+	gw_config_unref(gwc);
 	if (code) {
 		for (size_t i = 0; i < n; i++)
 			probe_free(&probes[i]);

@@ -338,6 +338,15 @@ like "$out" "gateway settings: .*has mode 0644; expected 0600" "doctor: a key in
 chmod 600 "$D/.env"
 run "$LOBES" --dir "$D" --json status
 like "$(printf '%s' "$out" | tr -d ' \n')" "\"gateway\":\\{[^}]*\"port\":$PG,\"running\":true" "status --json shows the gateway running"
+n_emb=$(grep -c '"path":"/v1/embeddings","role":"embedder","status":200' "$GW_ERR")
+run "$LOBES" --dir "$D" probe --via-gateway embedder
+is "$rc" 0 "probe --via-gateway: the embedder probe passes through the gateway"
+[ "$rc" = 0 ] || printf "%s\n" "$out" | sed "s/^/# /"
+ok $([ "$(grep -c '"path":"/v1/embeddings","role":"embedder","status":200' "$GW_ERR")" -gt "$n_emb" ]; echo $?) \
+	"and the gateway's access log shows the probe"
+run "$LOBES" --dir "$D" probe --via-gateway hand
+is "$rc" 1 "probe --via-gateway: a role whose engine is down fails"
+like "$out" "503" "with the gateway's 503"
 gw_stop_all
 run "$LOBES" --dir "$D" status
 like "$out" "gateway +127.0.0.1:$PG +not running" "status says when the gateway is not running"
