@@ -212,7 +212,7 @@ static void apply(struct opts *o, const char *name, const char *kind, char **val
 		for (int i = 0; i < nv && used < sizeof list; i++)
 			used += (size_t)snprintf(list + used, sizeof list - used, "%s'%s'%s",
 						 i ? ", " : "[", vals[i], i + 1 == nv ? "]" : "");
-		note_arg(o, name + 2, strdup(list), false);
+		note_arg(o, name + 2, list, false);
 	} else {
 		note_arg(o, name + (name[1] == '-' ? 2 : 1), v,
 			 strcmp(kind, "int") && strcmp(kind, "float") && strncmp(kind, "hrint", 5));
