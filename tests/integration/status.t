@@ -1,6 +1,7 @@
 #!/bin/bash
 # status.t — `lobes status` against a private dockerd. An orin deploy dir
 # (three feasible roles, two infeasible) is rendered by `lobes init --apply`
+# on the AGX Orin fixture box
 # and pointed at the vLLM stand-in (a test double) by editing its .env:
 # <ROLE>_IMAGE, LOBES_HF_CACHE (the fixture cache), free ports, its own
 # project name, and COMPOSE_FILE naming a test overlay (small STANDIN_*
@@ -20,8 +21,14 @@ command -v docker-compose >/dev/null 2>&1 || docker compose version >/dev/null 2
 docker_start
 
 D=$TMP/deploy
-run "$LOBES" --dir "$D" init --profile orin --apply
+# init on a (fixture) AGX Orin box: the Orin traits key on the detected card
+# (the hand is not offered there for memory), so a box that is not an Orin
+# would keep the profile's hand.
+HOSTS=$SRC/tests/fixtures/hosts
+run env LOBES_SYSROOT="$HOSTS/agx-orin" LOBES_NVIDIA_SMI="$HOSTS/agx-orin/bin/nvidia-smi" \
+	LOBES_NVML_LIB="$TMP/absent/libnvidia-ml.so.1" "$LOBES" --dir "$D" init --profile orin --apply
 is "$rc" 0 "init --profile orin --apply writes the deploy dir"
+is "$(sed -n 's/^HAND_FEASIBLE=//p' "$D/.env")" false "on the Orin the hand is not offered (trait orin-hand-memory)"
 
 docker_build_standin
 ok $? "the stand-in image builds"
