@@ -89,8 +89,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		enum gw_endpoint e = gw_endpoint_of((data[0] & 1) ? "POST" : "GET", text, &ok);
 		if (e == GW_EP_NONE && ok)
 			abort();
+		/* the header holds text up to its first NUL, as an HTTP header would */
 		char *h = xasprintf("Bearer %s", text);
-		if (gw_auth_ok(c, h) != (strcmp(text, c->key) == 0 && strlen(text) == size - 2))
+		if (gw_auth_ok(c, h) != (strcmp(text, c->key) == 0))
 			abort();
 		free(h);
 		break;
