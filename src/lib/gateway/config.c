@@ -103,8 +103,10 @@ static void diag_discard(struct fy_diag *d, void *u, const char *b, size_t l)
 	(void)d, (void)u, (void)b, (void)l;
 }
 
-/* Parse one YAML document; a syntax error is "NAME:L:C: invalid YAML: ...". */
-static struct fy_document *yparse(const char *text, size_t len, const char *name,
+/* Parse one YAML document through the guard; a syntax error is
+ * "NAME:L:C: invalid YAML: ...". Shared by the gateway's settings, aliases and
+ * peers files (gateway.h). */
+struct fy_document *gw_yaml_parse(const char *text, size_t len, const char *name,
 				  struct err **err)
 {
 	if (yaml_guard(name, text, len, err) < 0)
@@ -146,7 +148,7 @@ static struct fy_document *yparse(const char *text, size_t len, const char *name
 int gw_aliases_parse(struct gw_config *c, const char *text, size_t len, const char *name,
 		     struct err **err)
 {
-	struct fy_document *d = yparse(text, len, name, err);
+	struct fy_document *d = gw_yaml_parse(text, len, name, err);
 	if (!d)
 		return -1;
 	int rc = 0;
@@ -219,7 +221,7 @@ out:
 /* data/gateway/pressure.yaml: thresholds and the cards where iowait lies. */
 static int pressure_parse(struct gw_config *c, const struct embedded_file *f, struct err **err)
 {
-	struct fy_document *d = yparse(f->data, f->len, f->path, err);
+	struct fy_document *d = gw_yaml_parse(f->data, f->len, f->path, err);
 	if (!d)
 		return -1;
 	int rc = 0;

@@ -90,6 +90,13 @@ struct gw_config *gw_config_ref(struct gw_config *c);
 void gw_config_unref(struct gw_config *c);
 /* Parse alias YAML text (name: "data/gateway/aliases.yaml" or a path) into
  * c's alias list; a later definition of a name replaces the earlier one. */
+/* One YAML document of a gateway file (settings, aliases, peers) through
+ * yaml_guard; NULL with *err "NAME:L:C: invalid YAML: ..." on a syntax error.
+ * The caller frees it with fy_document_destroy(). */
+struct fy_document;
+struct fy_document *gw_yaml_parse(const char *text, size_t len, const char *name,
+				  struct err **err);
+
 int gw_aliases_parse(struct gw_config *c, const char *text, size_t len, const char *name,
 		     struct err **err);
 bool gw_bind_is_loopback(const char *bind);

@@ -85,40 +85,6 @@ static int perr(const char *name, struct fy_node *n, struct err **err, const cha
 	return err_set(err, EXIT_CONFIG, "%s:%d:%d: %s", name, line, col, m ? m : "invalid");
 }
 
-static void diag_discard(struct fy_diag *d, void *u, const char *b, size_t l)
-{
-	(void)d, (void)u, (void)b, (void)l;
-}
-
-static struct fy_document *parse_doc(const char *text, size_t len, const char *name,
-				     struct err **err)
-{
-	if (yaml_guard(name, text, len, err) < 0)
-		return NULL;
-	struct fy_diag_cfg dc;
-	fy_diag_cfg_default(&dc);
-	dc.fp = NULL;
-	dc.output_fn = diag_discard;
-	dc.colorize = false;
-	struct fy_diag *diag = fy_diag_create(&dc);
-	if (!diag) {
-		err_set(err, EXIT_INTERNAL, "%s: cannot create a YAML diagnostic object", name);
-		return NULL;
-	}
-	fy_diag_set_collect_errors(diag, true);
-	struct fy_parse_cfg pc = { .flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG, .diag = diag };
-	struct fy_document *d = fy_document_build_from_string(&pc, text, len);
-	if (!d) {
-		void *it = NULL;
-		struct fy_diag_error *e = fy_diag_errors_iterate(diag, &it);
-		err_set(err, EXIT_CONFIG, "%s:%d:%d: invalid YAML: %s; expected a mapping", name,
-			e && e->line > 0 ? e->line : 1, e && e->column > 0 ? e->column : 1,
-			e && e->msg ? e->msg : "parse error");
-	}
-	fy_diag_destroy(diag);
-	return d;
-}
-
 static const char *scalar(struct fy_node *n)
 {
 	return n && fy_node_is_scalar(n) ? yaml_scalar0(n, NULL) : NULL;
@@ -293,7 +259,7 @@ struct gw_peers *gw_peers_parse(const struct gw_config *c, const char *text, siz
 	ps->path = xstrdup(name);
 	for (int r = 0; r < ROLE__COUNT; r++)
 		ps->role[r].peer = -1;
-	struct fy_document *d = parse_doc(text, len, name, err);
+	struct fy_document *d = gw_yaml_parse(text, len, name, err);
 	if (!d)
 		return NULL;
 	int rc = 0;
