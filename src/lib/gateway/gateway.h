@@ -11,6 +11,8 @@
  *   caps.c      /capabilities, /v1/models and /health bodies
  *   pressure.c  swap and iowait sampling and the shedding decision
  *   server.c    the client side (libmicrohttpd, one internal epoll thread)
+ *   relay.c     the relay half of the client side: the upstream request,
+ *               the answer pulled from the relay buffer
  *   upstream.c  the engine side (one libcurl multi thread): relays,
  *               background /health polls, client-disconnect watch
  *

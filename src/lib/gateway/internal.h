@@ -1,6 +1,7 @@
 /*
- * internal.h — what server.c (the MHD thread) and upstream.c (the curl multi
- * thread) share: the gateway object and the relay of one proxied request.
+ * internal.h — what the MHD thread (server.c, relay.c) and the curl multi
+ * thread (upstream.c) share: the gateway object, the relay of one proxied
+ * request, and the client request that server.c and relay.c both handle.
  *
  * A relay is owned by two references: the client side drops its one when MHD
  * reports the request completed; the upstream side when the transfer has
@@ -112,5 +113,45 @@ void upstream_cancel_all(struct gateway *g);
 void relay_unref(struct relay *r);
 /* Resume the client side if it waits; call with r->mu held. */
 void relay_wake(struct relay *r);
+
+/* ---- server.c <-> relay.c: one client request on the MHD thread ---- */
+
+#define GW_RETRY_AFTER "5" /* seconds, on 503 and on 429 server_busy */
+
+enum req_state { R_READ, R_WAIT, R_RESP };
+
+struct req {
+	char id[48];
+	double t0;
+	struct gw_config *cfg;
+	enum gw_endpoint ep;
+	char method[8];
+	char *path;
+	struct buf body;
+	bool too_big;
+	int role;     /* counted in role_inflight when >= 0 */
+	int log_role; /* the role named, for the access line */
+	int status;
+	size_t bytes;
+	bool alias;
+	struct relay *relay;
+	enum req_state state;
+	const char *outcome;
+};
+
+/* Queue an OpenAI-shaped error answer for q (server.c); hdrs: name, value
+ * pairs ending in NULL. */
+enum MHD_Result req_error(struct req *q, struct MHD_Connection *c, int status, const char *type,
+			  const char *code, const char *msg, const json_t *extra,
+			  const char *const *hdrs);
+struct proxy_err;
+/* Queue a proxy error (proxy.h) and free it (server.c). */
+enum MHD_Result req_proxy_err(struct req *q, struct MHD_Connection *c, struct proxy_err *e);
+/* Build the upstream request of a routed request, hand it to the upstream
+ * thread and answer (or suspend) from its state (relay.c). */
+enum MHD_Result relay_start(struct gateway *g, struct req *q, struct MHD_Connection *c,
+			    struct gw_route *rt);
+/* Answer from the relay's state, or suspend until it changes (relay.c). */
+enum MHD_Result relay_respond(struct gateway *g, struct req *q, struct MHD_Connection *c);
 
 #endif

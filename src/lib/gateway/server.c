@@ -6,19 +6,15 @@
  * route is keyless (401 + WWW-Authenticate), the body cap (413, from
  * Content-Length before reading and while reading), routing (route.c), the
  * role's concurrency cap (429 + Retry-After), the pressure policy for alias
- * requests (429 server_busy), then a relay to the engine. While the relay
- * waits for the engine's head, the connection is suspended; at the head the
- * engine's status and content type go out with a response whose body is
- * pulled from the relay buffer (suspending again whenever it is empty), so
- * bytes leave in the order and chunks they arrived. An engine that fails
- * before its head is 503 backend_unavailable + Retry-After: 5; one that
- * stalls past the read timeout after its head ends the response (an SSE
- * stream gets a final error event first).
+ * requests (429 server_busy), then a relay to the engine (relay.c: the
+ * upstream request, and the answer pulled from the relay buffer). Local
+ * endpoints (/health, /v1/models, /capabilities) are answered here.
  *
  * Header and URL size are bounded by MHD's per-connection memory (431/414
  * from MHD), idle connections by MHD's connection timeout. Every request
  * ends in one JSON access line: id, method, path, role, status, bytes,
  * upstream ms (to the engine's head), total ms, outcome. No bodies, no keys.
+ * This file also starts, reloads and drains the gateway.
  */
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -33,29 +29,6 @@
 #include "proxy.h"
 
 #define CONN_MEMORY (32 * 1024)
-#define LOW_WATER (64 * 1024)
-#define RETRY_AFTER "5"
-
-enum req_state { R_READ, R_WAIT, R_RESP };
-
-struct req {
-	char id[48];
-	double t0;
-	struct gw_config *cfg;
-	enum gw_endpoint ep;
-	char method[8];
-	char *path;
-	struct buf body;
-	bool too_big;
-	int role;     /* counted in role_inflight when >= 0 */
-	int log_role; /* the role named, for the access line */
-	int status;
-	size_t bytes;
-	bool alias;
-	struct relay *relay;
-	enum req_state state;
-	const char *outcome;
-};
 
 struct gw_config *gw_cfg_get(struct gateway *g)
 {
@@ -104,20 +77,20 @@ static enum MHD_Result queue_json(struct req *q, struct MHD_Connection *c, int s
 	return queue(q, c, status, s ? s : "{}", "application/json", hdrs);
 }
 
-static enum MHD_Result queue_error(struct req *q, struct MHD_Connection *c, int status,
-				   const char *type, const char *code, const char *msg,
-				   const json_t *extra, const char *const *hdrs)
+enum MHD_Result req_error(struct req *q, struct MHD_Connection *c, int status, const char *type,
+			  const char *code, const char *msg, const json_t *extra,
+			  const char *const *hdrs)
 {
 	_cleanup_free_ char *s = gw_error_body(msg, type, code, extra);
 	q->outcome = code;
 	return queue(q, c, status, s ? s : "{\"error\":{}}", "application/json", hdrs);
 }
 
-static enum MHD_Result queue_proxy_err(struct req *q, struct MHD_Connection *c, struct proxy_err *e)
+enum MHD_Result req_proxy_err(struct req *q, struct MHD_Connection *c, struct proxy_err *e)
 {
-	const char *h[] = { "Retry-After", RETRY_AFTER, NULL };
-	enum MHD_Result rc = queue_error(q, c, e->status, e->type, e->code, e->msg, e->extra,
-					 e->status == 503 ? h : NULL);
+	const char *h[] = { "Retry-After", GW_RETRY_AFTER, NULL };
+	enum MHD_Result rc = req_error(q, c, e->status, e->type, e->code, e->msg, e->extra,
+				       e->status == 503 ? h : NULL);
 	proxy_err_free(e);
 	return rc;
 }
@@ -137,212 +110,20 @@ static void new_id(struct gateway *g, struct MHD_Connection *c, char *out, size_
 	snprintf(out, n, "gw-%08llx%08llx", g->seed & 0xffffffffull, k);
 }
 
-/* Body of a relayed response, pulled by MHD. */
-static ssize_t relay_read(void *cls, uint64_t pos, char *out, size_t max)
-{
-	(void)pos;
-	struct req *q = cls;
-	struct relay *r = q->relay;
-	pthread_mutex_lock(&r->mu);
-	if (r->client_gone || r->cancelled) {
-		pthread_mutex_unlock(&r->mu);
-		q->outcome = r->client_gone ? "client_closed" : "cancelled";
-		return MHD_CONTENT_READER_END_WITH_ERROR;
-	}
-	size_t avail = r->data.len - r->rd;
-	if (avail) {
-		size_t n = avail < max ? avail : max;
-		memcpy(out, r->data.data + r->rd, n);
-		r->rd += n;
-		bool unpause = r->paused && r->data.len - r->rd < LOW_WATER;
-		pthread_mutex_unlock(&r->mu);
-		if (unpause)
-			upstream_unpause(r->g, r);
-		q->bytes += n;
-		return (ssize_t)n;
-	}
-	if (r->done) {
-		bool ok = r->result == CURLE_OK;
-		if (!ok && r->stream && !r->err_event_sent && r->content_length < 0) {
-			r->err_event_sent = true;
-			const char *what = r->stalled ? "the engine sent nothing for the read timeout"
-						      : "the engine's stream broke off";
-			_cleanup_free_ char *e = gw_error_body(what, "backend_unavailable",
-							       r->stalled ? "upstream_timeout"
-									  : "upstream_error",
-							       NULL);
-			_cleanup_free_ char *ev = xasprintf("data: %s\n\n", e);
-			size_t n = strlen(ev);
-			pthread_mutex_unlock(&r->mu);
-			q->outcome = r->stalled ? "upstream_timeout" : "upstream_error";
-			if (n > max)
-				return MHD_CONTENT_READER_END_WITH_ERROR;
-			memcpy(out, ev, n);
-			q->bytes += n;
-			return (ssize_t)n;
-		}
-		pthread_mutex_unlock(&r->mu);
-		if (ok)
-			return MHD_CONTENT_READER_END_OF_STREAM;
-		if (!q->outcome)
-			q->outcome = r->stalled ? "upstream_timeout" : "upstream_error";
-		return r->err_event_sent ? MHD_CONTENT_READER_END_OF_STREAM
-					 : MHD_CONTENT_READER_END_WITH_ERROR;
-	}
-	r->suspended = true;
-	MHD_suspend_connection(r->conn);
-	pthread_mutex_unlock(&r->mu);
-	return 0;
-}
-
-/* Answer from the relay's state, or suspend until it changes. */
-static enum MHD_Result relay_respond(struct gateway *g, struct req *q, struct MHD_Connection *c)
-{
-	struct relay *r = q->relay;
-	pthread_mutex_lock(&r->mu);
-	if (r->client_gone) {
-		pthread_mutex_unlock(&r->mu);
-		q->outcome = "client_closed";
-		return MHD_NO;
-	}
-	bool got_all = r->head && r->whole && (long long)r->data.len >= r->content_length;
-	/* a peer's answer goes through the checks below (its 401 is not the caller's) */
-	bool complete = got_all && !gw_role_proxy_peer(q->cfg, q->role);
-	if (!r->done && (!r->head || (r->whole && !got_all))) {
-		r->suspended = true;
-		MHD_suspend_connection(c);
-		pthread_mutex_unlock(&r->mu);
-		return MHD_YES;
-	}
-	if (!r->head) {
-		CURLcode res = r->result;
-		bool stalled = r->stalled;
-		_cleanup_free_ char *why = xstrdup(*r->errbuf ? r->errbuf : curl_easy_strerror(res));
-		pthread_mutex_unlock(&r->mu);
-		(void)g;
-		struct proxy_err pe; /* peers.yaml: a proxied role names the peer */
-		if (proxy_err_down(q->cfg, q->role, stalled ? "it sent nothing for the read timeout" : why, &pe))
-			return queue_proxy_err(q, c, &pe);
-		_cleanup_free_ char *m = xasprintf(
-			"the engine of role '%s' (127.0.0.1:%d) is unavailable: %s",
-			role_name((enum role_id)q->role), q->cfg->roles[q->role].port,
-			stalled ? "it sent nothing for the read timeout" : why);
-		json_t *extra = json_pack("{s:s}", "role", role_name((enum role_id)q->role));
-		const char *h[] = { "Retry-After", RETRY_AFTER, NULL };
-		enum MHD_Result rc = queue_error(q, c, 503, "backend_unavailable", "backend_unavailable",
-						 m, extra, h);
-		json_decref(extra);
-		return rc;
-	}
-	if (complete) {
-		/* the whole body is here: one buffer response */
-		struct MHD_Response *resp = MHD_create_response_from_buffer(
-			r->data.len, r->data.data, MHD_RESPMEM_MUST_COPY);
-		if (r->content_type)
-			MHD_add_response_header(resp, "Content-Type", r->content_type);
-		long st = r->status;
-		q->bytes = r->data.len;
-		r->rd = r->data.len;
-		pthread_mutex_unlock(&r->mu);
-		MHD_add_response_header(resp, "X-Request-Id", q->id);
-		enum MHD_Result rc = MHD_queue_response(c, (unsigned)st, resp);
-		MHD_destroy_response(resp);
-		q->status = (int)st;
-		q->state = R_RESP;
-		return rc;
-	}
-	uint64_t size = r->content_length >= 0 ? (uint64_t)r->content_length : MHD_SIZE_UNKNOWN;
-	long status = r->status;
-	_cleanup_free_ char *ct = r->content_type ? xstrdup(r->content_type) : NULL;
-	pthread_mutex_unlock(&r->mu);
-	struct proxy_err pe; /* peers.yaml: a peer rejecting this box's key is not the caller's 401 */
-	if (proxy_err_auth(q->cfg, q->role, status, &pe))
-		return queue_proxy_err(q, c, &pe);
-	bool peer = gw_role_proxy_peer(q->cfg, q->role) != NULL;
-	struct MHD_Response *resp = MHD_create_response_from_callback(size, 4 * 1024, relay_read, q,
-								      NULL);
-	if (ct)
-		MHD_add_response_header(resp, "Content-Type", ct);
-	MHD_add_response_header(resp, "X-Request-Id", q->id);
-	if (ct && !strncmp(ct, "text/event-stream", 17))
-		MHD_add_response_header(resp, "Cache-Control", "no-cache");
-	if (peer && (status == 503 || status == 429))
-		MHD_add_response_header(resp, "Retry-After", RETRY_AFTER);
-	enum MHD_Result rc = MHD_queue_response(c, (unsigned)status, resp);
-	MHD_destroy_response(resp);
-	q->status = (int)status;
-	q->state = R_RESP;
-	return rc;
-}
-
-static enum MHD_Result start_relay(struct gateway *g, struct req *q, struct MHD_Connection *c,
-				   struct gw_route *rt)
-{
-	const struct gw_role *gr = &q->cfg->roles[rt->role];
-	struct relay *r = xcalloc(1, sizeof(*r));
-	r->kind = XFER_RELAY;
-	pthread_mutex_init(&r->mu, NULL);
-	r->refs = 2; /* client side + upstream side */
-	r->g = g;
-	r->conn = c;
-	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-	r->client_fd = ci ? ci->connect_fd : -1;
-	snprintf(r->id, sizeof(r->id), "%s", q->id);
-	r->role = rt->role;
-	r->stream = rt->stream;
-	r->content_length = -1;
-	r->read_timeout_s = q->cfg->read_timeout_s;
-	buf_init(&r->data, 0);
-	if (rt->body) {
-		r->body = TAKE_PTR(rt->body);
-		r->body_len = rt->body_len;
-	} else {
-		r->body_len = q->body.len;
-		r->body = buf_take(&q->body);
-	}
-	const struct gw_peer *peer = gw_role_proxy_peer(q->cfg, rt->role);
-	r->url = peer ? proxy_url(peer, q->path) : xasprintf("http://127.0.0.1:%d%s", gr->port, q->path);
-	if (peer)
-		r->hdrs = proxy_headers(r->hdrs, q->cfg, peer); /* never the caller's key */
-	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
-	_cleanup_free_ char *ha = xasprintf("Accept: %s", accept && *accept ? accept : "*/*");
-	_cleanup_free_ char *hid = xasprintf("X-Request-Id: %s", q->id);
-	r->hdrs = curl_slist_append(r->hdrs, "Content-Type: application/json");
-	r->hdrs = curl_slist_append(r->hdrs, ha);
-	r->hdrs = curl_slist_append(r->hdrs, hid);
-	r->hdrs = curl_slist_append(r->hdrs, "Expect:");
-	CURL *e = r->easy = curl_easy_init();
-	curl_easy_setopt(e, CURLOPT_URL, r->url);
-	curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
-	curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
-	curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->hdrs);
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
-	curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 8192L); /* per stream: 1,000 streams fit in little memory */
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, (long)q->cfg->connect_timeout_s);
-	if (q->cfg->request_timeout_s)
-		curl_easy_setopt(e, CURLOPT_TIMEOUT, (long)q->cfg->request_timeout_s);
-	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http");
-	q->relay = r;
-	q->state = R_WAIT;
-	upstream_submit(g, r);
-	return relay_respond(g, q, c);
-}
-
 /* The whole body is in: route it and relay it, or answer the error. */
 static enum MHD_Result dispatch(struct gateway *g, struct req *q, struct MHD_Connection *c)
 {
 	if (q->too_big) {
 		_cleanup_free_ char *m = xasprintf("the request body is larger than %zu bytes",
 						   q->cfg->max_body);
-		return queue_error(q, c, 413, "invalid_request_error", "request_too_large", m, NULL,
-				   NULL);
+		return req_error(q, c, 413, "invalid_request_error", "request_too_large", m, NULL,
+				 NULL);
 	}
 	struct gw_route rt;
 	if (gw_route_request(q->cfg, q->ep, buf_str(&q->body), q->body.len, &rt) < 0 &&
 	    !proxy_route_by_peer_id(g, q->cfg, q->ep, buf_str(&q->body), q->body.len, &rt)) {
-		enum MHD_Result rc = queue_error(q, c, rt.status, rt.type, rt.code, rt.message, rt.extra,
-						 NULL);
+		enum MHD_Result rc = req_error(q, c, rt.status, rt.type, rt.code, rt.message, rt.extra,
+					       NULL);
 		const char *rn = rt.extra ? json_string_value(json_object_get(rt.extra, "role")) : NULL;
 		q->log_role = rn ? role_from_name(rn) : -1;
 		gw_route_free(&rt);
@@ -355,7 +136,7 @@ static enum MHD_Result dispatch(struct gateway *g, struct req *q, struct MHD_Con
 					 MHD_lookup_connection_value(c, MHD_HEADER_KIND, GW_HOP_HEADER), &pe)) {
 		q->log_role = rt.role;
 		gw_route_free(&rt);
-		return queue_proxy_err(q, c, &pe);
+		return req_proxy_err(q, c, &pe);
 	}
 	if (rt.via_alias) {
 		const char *why = NULL;
@@ -366,9 +147,9 @@ static enum MHD_Result dispatch(struct gateway *g, struct req *q, struct MHD_Con
 				"the box is under pressure (%s %.0f%%): requests by alias are shed; "
 				"retry later or name the role",
 				why, !strcmp(why, "swap") ? swap : io);
-			const char *h[] = { "Retry-After", RETRY_AFTER, NULL };
+			const char *h[] = { "Retry-After", GW_RETRY_AFTER, NULL };
 			gw_route_free(&rt);
-			return queue_error(q, c, 429, "server_busy", "server_busy", m, NULL, h);
+			return req_error(q, c, 429, "server_busy", "server_busy", m, NULL, h);
 		}
 	}
 	q->log_role = rt.role;
@@ -380,9 +161,9 @@ static enum MHD_Result dispatch(struct gateway *g, struct req *q, struct MHD_Con
 			q->cfg->roles[rt.role].max_inflight);
 		const char *h[] = { "Retry-After", "1", NULL };
 		gw_route_free(&rt);
-		return queue_error(q, c, 429, "rate_limit_error", "concurrency_limit", m, NULL, h);
+		return req_error(q, c, 429, "rate_limit_error", "concurrency_limit", m, NULL, h);
 	}
-	enum MHD_Result rc = start_relay(g, q, c, &rt);
+	enum MHD_Result rc = relay_start(g, q, c, &rt);
 	gw_route_free(&rt);
 	return rc;
 }
@@ -426,21 +207,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		bool method_ok;
 		q->ep = gw_endpoint_of(method, url, &method_ok);
 		if (q->ep == GW_EP_NONE)
-			return queue_error(q, c, 404, "invalid_request_error", "not_found",
-					   "no such route", NULL, NULL);
+			return req_error(q, c, 404, "invalid_request_error", "not_found",
+					 "no such route", NULL, NULL);
 		if (!method_ok) {
 			const char *h[] = { "Allow", gw_endpoint_proxied(q->ep) ? "POST" : "GET, HEAD",
 					    NULL };
-			return queue_error(q, c, 405, "invalid_request_error", "method_not_allowed",
-					   "method not allowed on this route", NULL, h);
+			return req_error(q, c, 405, "invalid_request_error", "method_not_allowed",
+					 "method not allowed on this route", NULL, h);
 		}
 		if (!gw_endpoint_keyless(q->ep) &&
 		    !gw_auth_ok(q->cfg, MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 								    "Authorization"))) {
 			const char *h[] = { "WWW-Authenticate", "Bearer", NULL };
-			return queue_error(q, c, 401, "invalid_request_error", "invalid_api_key",
-					   "invalid or missing API key (Authorization: Bearer KEY)",
-					   NULL, h);
+			return req_error(q, c, 401, "invalid_request_error", "invalid_api_key",
+					 "invalid or missing API key (Authorization: Bearer KEY)",
+					 NULL, h);
 		}
 		if (!gw_endpoint_proxied(q->ep))
 			return local_answer(g, q, c);

@@ -1,0 +1,219 @@
+/*
+ * relay.c — the relay half of the client side (MHD thread): from a routed
+ * request to the engine's answer on the client connection.
+ *
+ * relay_start builds the upstream request (the engine's URL or a peer's, the
+ * headers a client may pass on — Accept and the request id, never the
+ * caller's key — and the libcurl easy handle with its limits) and hands it
+ * to the upstream thread (upstream.c). While the relay waits for the
+ * engine's head, the connection is suspended; upstream.c resumes it. At the
+ * head, relay_respond answers with the engine's status and content type:
+ *   - a small non-SSE body of known length is answered in one buffer once
+ *     it is all in (one wake-up);
+ *   - anything else gets a response whose body relay_read pulls from the
+ *     relay buffer, suspending again whenever it is empty, so bytes leave in
+ *     the order and chunks they arrived (each SSE frame at once). Reading the
+ *     buffer below LOW_WATER unpauses a transfer paused for back-pressure.
+ * An engine that fails before its head is 503 backend_unavailable +
+ * Retry-After; one that stalls past the read timeout after its head ends the
+ * response (an SSE stream gets a final error event first).
+ */
+#include <string.h>
+
+#include "../util/cleanup.h"
+#include "internal.h"
+#include "proxy.h"
+
+#define LOW_WATER (64 * 1024)
+
+/* Body of a relayed response, pulled by MHD. */
+static ssize_t relay_read(void *cls, uint64_t pos, char *out, size_t max)
+{
+	(void)pos;
+	struct req *q = cls;
+	struct relay *r = q->relay;
+	pthread_mutex_lock(&r->mu);
+	if (r->client_gone || r->cancelled) {
+		pthread_mutex_unlock(&r->mu);
+		q->outcome = r->client_gone ? "client_closed" : "cancelled";
+		return MHD_CONTENT_READER_END_WITH_ERROR;
+	}
+	size_t avail = r->data.len - r->rd;
+	if (avail) {
+		size_t n = avail < max ? avail : max;
+		memcpy(out, r->data.data + r->rd, n);
+		r->rd += n;
+		bool unpause = r->paused && r->data.len - r->rd < LOW_WATER;
+		pthread_mutex_unlock(&r->mu);
+		if (unpause)
+			upstream_unpause(r->g, r);
+		q->bytes += n;
+		return (ssize_t)n;
+	}
+	if (r->done) {
+		bool ok = r->result == CURLE_OK;
+		if (!ok && r->stream && !r->err_event_sent && r->content_length < 0) {
+			r->err_event_sent = true;
+			const char *what = r->stalled ? "the engine sent nothing for the read timeout"
+						      : "the engine's stream broke off";
+			_cleanup_free_ char *e = gw_error_body(what, "backend_unavailable",
+							       r->stalled ? "upstream_timeout"
+									  : "upstream_error",
+							       NULL);
+			_cleanup_free_ char *ev = xasprintf("data: %s\n\n", e);
+			size_t n = strlen(ev);
+			pthread_mutex_unlock(&r->mu);
+			q->outcome = r->stalled ? "upstream_timeout" : "upstream_error";
+			if (n > max)
+				return MHD_CONTENT_READER_END_WITH_ERROR;
+			memcpy(out, ev, n);
+			q->bytes += n;
+			return (ssize_t)n;
+		}
+		pthread_mutex_unlock(&r->mu);
+		if (ok)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		if (!q->outcome)
+			q->outcome = r->stalled ? "upstream_timeout" : "upstream_error";
+		return r->err_event_sent ? MHD_CONTENT_READER_END_OF_STREAM
+					 : MHD_CONTENT_READER_END_WITH_ERROR;
+	}
+	r->suspended = true;
+	MHD_suspend_connection(r->conn);
+	pthread_mutex_unlock(&r->mu);
+	return 0;
+}
+
+/* Answer from the relay's state, or suspend until it changes. */
+enum MHD_Result relay_respond(struct gateway *g, struct req *q, struct MHD_Connection *c)
+{
+	struct relay *r = q->relay;
+	pthread_mutex_lock(&r->mu);
+	if (r->client_gone) {
+		pthread_mutex_unlock(&r->mu);
+		q->outcome = "client_closed";
+		return MHD_NO;
+	}
+	bool got_all = r->head && r->whole && (long long)r->data.len >= r->content_length;
+	/* a peer's answer goes through the checks below (its 401 is not the caller's) */
+	bool complete = got_all && !gw_role_proxy_peer(q->cfg, q->role);
+	if (!r->done && (!r->head || (r->whole && !got_all))) {
+		r->suspended = true;
+		MHD_suspend_connection(c);
+		pthread_mutex_unlock(&r->mu);
+		return MHD_YES;
+	}
+	if (!r->head) {
+		CURLcode res = r->result;
+		bool stalled = r->stalled;
+		_cleanup_free_ char *why = xstrdup(*r->errbuf ? r->errbuf : curl_easy_strerror(res));
+		pthread_mutex_unlock(&r->mu);
+		(void)g;
+		struct proxy_err pe; /* peers.yaml: a proxied role names the peer */
+		if (proxy_err_down(q->cfg, q->role, stalled ? "it sent nothing for the read timeout" : why, &pe))
+			return req_proxy_err(q, c, &pe);
+		_cleanup_free_ char *m = xasprintf(
+			"the engine of role '%s' (127.0.0.1:%d) is unavailable: %s",
+			role_name((enum role_id)q->role), q->cfg->roles[q->role].port,
+			stalled ? "it sent nothing for the read timeout" : why);
+		json_t *extra = json_pack("{s:s}", "role", role_name((enum role_id)q->role));
+		const char *h[] = { "Retry-After", GW_RETRY_AFTER, NULL };
+		enum MHD_Result rc = req_error(q, c, 503, "backend_unavailable", "backend_unavailable",
+					       m, extra, h);
+		json_decref(extra);
+		return rc;
+	}
+	if (complete) {
+		/* the whole body is here: one buffer response */
+		struct MHD_Response *resp = MHD_create_response_from_buffer(
+			r->data.len, r->data.data, MHD_RESPMEM_MUST_COPY);
+		if (r->content_type)
+			MHD_add_response_header(resp, "Content-Type", r->content_type);
+		long st = r->status;
+		q->bytes = r->data.len;
+		r->rd = r->data.len;
+		pthread_mutex_unlock(&r->mu);
+		MHD_add_response_header(resp, "X-Request-Id", q->id);
+		enum MHD_Result rc = MHD_queue_response(c, (unsigned)st, resp);
+		MHD_destroy_response(resp);
+		q->status = (int)st;
+		q->state = R_RESP;
+		return rc;
+	}
+	uint64_t size = r->content_length >= 0 ? (uint64_t)r->content_length : MHD_SIZE_UNKNOWN;
+	long status = r->status;
+	_cleanup_free_ char *ct = r->content_type ? xstrdup(r->content_type) : NULL;
+	pthread_mutex_unlock(&r->mu);
+	struct proxy_err pe; /* peers.yaml: a peer rejecting this box's key is not the caller's 401 */
+	if (proxy_err_auth(q->cfg, q->role, status, &pe))
+		return req_proxy_err(q, c, &pe);
+	bool peer = gw_role_proxy_peer(q->cfg, q->role) != NULL;
+	struct MHD_Response *resp = MHD_create_response_from_callback(size, 4 * 1024, relay_read, q,
+								      NULL);
+	if (ct)
+		MHD_add_response_header(resp, "Content-Type", ct);
+	MHD_add_response_header(resp, "X-Request-Id", q->id);
+	if (ct && !strncmp(ct, "text/event-stream", 17))
+		MHD_add_response_header(resp, "Cache-Control", "no-cache");
+	if (peer && (status == 503 || status == 429))
+		MHD_add_response_header(resp, "Retry-After", GW_RETRY_AFTER);
+	enum MHD_Result rc = MHD_queue_response(c, (unsigned)status, resp);
+	MHD_destroy_response(resp);
+	q->status = (int)status;
+	q->state = R_RESP;
+	return rc;
+}
+
+enum MHD_Result relay_start(struct gateway *g, struct req *q, struct MHD_Connection *c,
+				   struct gw_route *rt)
+{
+	const struct gw_role *gr = &q->cfg->roles[rt->role];
+	struct relay *r = xcalloc(1, sizeof(*r));
+	r->kind = XFER_RELAY;
+	pthread_mutex_init(&r->mu, NULL);
+	r->refs = 2; /* client side + upstream side */
+	r->g = g;
+	r->conn = c;
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	r->client_fd = ci ? ci->connect_fd : -1;
+	snprintf(r->id, sizeof(r->id), "%s", q->id);
+	r->role = rt->role;
+	r->stream = rt->stream;
+	r->content_length = -1;
+	r->read_timeout_s = q->cfg->read_timeout_s;
+	buf_init(&r->data, 0);
+	if (rt->body) {
+		r->body = TAKE_PTR(rt->body);
+		r->body_len = rt->body_len;
+	} else {
+		r->body_len = q->body.len;
+		r->body = buf_take(&q->body);
+	}
+	const struct gw_peer *peer = gw_role_proxy_peer(q->cfg, rt->role);
+	r->url = peer ? proxy_url(peer, q->path) : xasprintf("http://127.0.0.1:%d%s", gr->port, q->path);
+	if (peer)
+		r->hdrs = proxy_headers(r->hdrs, q->cfg, peer); /* never the caller's key */
+	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
+	_cleanup_free_ char *ha = xasprintf("Accept: %s", accept && *accept ? accept : "*/*");
+	_cleanup_free_ char *hid = xasprintf("X-Request-Id: %s", q->id);
+	r->hdrs = curl_slist_append(r->hdrs, "Content-Type: application/json");
+	r->hdrs = curl_slist_append(r->hdrs, ha);
+	r->hdrs = curl_slist_append(r->hdrs, hid);
+	r->hdrs = curl_slist_append(r->hdrs, "Expect:");
+	CURL *e = r->easy = curl_easy_init();
+	curl_easy_setopt(e, CURLOPT_URL, r->url);
+	curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
+	curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->hdrs);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+	curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 8192L); /* per stream: 1,000 streams fit in little memory */
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, (long)q->cfg->connect_timeout_s);
+	if (q->cfg->request_timeout_s)
+		curl_easy_setopt(e, CURLOPT_TIMEOUT, (long)q->cfg->request_timeout_s);
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http");
+	q->relay = r;
+	q->state = R_WAIT;
+	upstream_submit(g, r);
+	return relay_respond(g, q, c);
+}
