@@ -123,6 +123,21 @@ for p in /v1/completions /v1/score; do
 	is "$(printf '%s %s' "$body" "$code" | norm)" "$(printf '%s' "$direct" | norm)" \
 		"POST $p: the engine's answer is relayed byte for byte"
 done
+# a large answer of known length (200 embeddings, ~0.8 MB: past the one-piece
+# size and past the relay's high-water mark) read by a slow client: relayed
+# whole, with the pauses of back-pressure in between
+emb_in=$(printf '"a",%.0s' $(seq 199))
+emb_req="{\"model\":\"embedder\",\"input\":[$emb_in\"a\"]}"
+curl -s -H 'Content-Type: application/json' -d "$emb_req" "http://127.0.0.1:$P_EMBED/v1/embeddings" |
+	norm >"$TMP/emb.direct"
+curl -s --max-time 60 --limit-rate 400k -H 'Content-Type: application/json' -d "$emb_req" \
+	"http://127.0.0.1:$GW_PORT/v1/embeddings" | norm >"$TMP/emb.gw"
+ok $([ "$(wc -c <"$TMP/emb.direct")" -gt 500000 ]; echo $?) "the engine's large answer is over 0.5 MB"
+ok $(cmp -s "$TMP/emb.direct" "$TMP/emb.gw"; echo $?) "a large answer read slowly is relayed byte for byte"
+# an HTTP/1.0 client gets the stream unchunked, to its end
+out=$(curl -s --http1.0 --max-time 30 -H 'Content-Type: application/json' \
+	-d "{\"model\":\"cortex\",\"stream\":true,$Q}" "http://127.0.0.1:$GW_PORT/v1/chat/completions")
+like "$out" 'data: \[DONE\]' "an HTTP/1.0 client gets a streamed chat to its end"
 
 # --- honesty ------------------------------------------------------------------
 gw POST /v1/chat/completions '{"model":"senses","messages":[]}'
@@ -155,6 +170,9 @@ like "$body" '"code":"request_too_large"' "request_too_large"
 long=$(printf '/v1/%040000d' 0)
 gw GET "$long"
 ok $([ "$code" = 414 ] || [ "$code" = 431 ]; echo $?) "a 40 kB URL is refused by the header limit ($code)"
+pad=$(printf '%012000d' 0)
+code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 -H "X-Pad: $pad" "http://127.0.0.1:$GW_PORT/health")
+is "$code" 200 "a request with 12 kB of headers is served (the header limit is above it)"
 gw_stop_all
 
 # --- auth, reload, concurrency, read timeout, drain ---------------------------
