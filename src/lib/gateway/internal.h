@@ -64,7 +64,10 @@ struct upstream {
 	CURLM *multi;
 	pthread_t th;
 	bool started;
-	int epfd;
+	int epfd;    /* client sockets (EPOLLRDHUP): disconnect watch */
+	int loop_fd; /* what the thread waits on: engine sockets, wake_fd, epfd */
+	int wake_fd; /* eventfd: the client side has queued work */
+	double timer_at; /* libcurl's timeout (monotonic ms), -1: none */
 	pthread_mutex_t qmu;
 	struct relay **q_new, **q_cancel, **q_unpause;
 	size_t n_new, n_cancel, n_unpause, a_new, a_cancel, a_unpause;
@@ -110,6 +113,8 @@ void upstream_submit(struct gateway *g, struct relay *r);
 void upstream_cancel(struct gateway *g, struct relay *r);
 void upstream_unpause(struct gateway *g, struct relay *r);
 void upstream_cancel_all(struct gateway *g);
+/* Wake the upstream thread (after queueing work or changing settings). */
+void upstream_wake(struct gateway *g);
 void relay_unref(struct relay *r);
 /* Resume the client side if it waits; call with r->mu held. */
 void relay_wake(struct relay *r);

@@ -381,7 +381,7 @@ void gateway_reload(struct gateway *g, struct gw_config *cfg)
 	gw_config_unref(old);
 	/* re-poll health at once: roles and ports may have changed */
 	g->up.next_health = 0;
-	curl_multi_wakeup(g->up.multi);
+	upstream_wake(g);
 	proxy_poll_wake(g);
 }
 

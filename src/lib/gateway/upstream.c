@@ -1,6 +1,13 @@
 /*
  * upstream.c — the engine side: one thread driving a libcurl multi handle.
  *
+ * The thread waits in one epoll set holding the engine sockets libcurl asks
+ * for (its socket callback), an eventfd the client side writes to hand over
+ * work, and the epoll set of client sockets (below); libcurl's timer comes
+ * from its timer callback. Each wake-up hands libcurl only the socket that
+ * is ready (curl_multi_socket_action), so the cost of a frame does not grow
+ * with the number of open streams.
+ *
  * It carries every relayed request, the background /health poll of each
  * feasible role (every health_interval_ms, bounded by health_timeout_ms)
  * and the pressure readings (once a second). Bytes from an engine are
@@ -23,6 +30,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,6 +39,9 @@
 
 #define HIGH_WATER (256 * 1024)
 #define WHOLE_MAX (64 * 1024)
+/* epoll tags of the loop's own fds; an engine socket is tagged by its fd */
+#define TAG_WAKE (1ull << 62)
+#define TAG_CLIENTS (1ull << 61)
 
 double gw_now_ms(void)
 {
@@ -82,7 +93,14 @@ static void push(struct gateway *g, struct relay ***q, size_t *n, size_t *a, str
 	}
 	(*q)[(*n)++] = r;
 	pthread_mutex_unlock(&g->up.qmu);
-	curl_multi_wakeup(g->up.multi);
+	upstream_wake(g);
+}
+
+void upstream_wake(struct gateway *g)
+{
+	uint64_t one = 1;
+	ssize_t n = write(g->up.wake_fd, &one, sizeof(one));
+	(void)n; /* EAGAIN: the counter is already non-zero, a wake-up is pending */
 }
 
 void upstream_submit(struct gateway *g, struct relay *r)
@@ -105,7 +123,7 @@ void upstream_cancel_all(struct gateway *g)
 	pthread_mutex_lock(&g->up.qmu);
 	g->up.cancel_all = true;
 	pthread_mutex_unlock(&g->up.qmu);
-	curl_multi_wakeup(g->up.multi);
+	upstream_wake(g);
 }
 
 /* Header lines: at the blank line ending a final (non-1xx) response, the
@@ -367,30 +385,71 @@ static void stall_scan(struct gateway *g, double now)
 	}
 }
 
+/* libcurl's socket callback: keep the loop's epoll set in step with the
+ * engine sockets libcurl wants watched. */
+static int on_socket(CURL *e, curl_socket_t s, int what, void *ud, void *sockp)
+{
+	(void)e;
+	struct upstream *u = ud;
+	if (what == CURL_POLL_REMOVE) {
+		epoll_ctl(u->loop_fd, EPOLL_CTL_DEL, s, NULL);
+		return 0;
+	}
+	struct epoll_event ev = { .events = (what & CURL_POLL_IN ? EPOLLIN : 0u) |
+					    (what & CURL_POLL_OUT ? EPOLLOUT : 0u),
+				  .data.u64 = (uint64_t)s };
+	if (!sockp) {
+		if (epoll_ctl(u->loop_fd, EPOLL_CTL_ADD, s, &ev) < 0 && errno == EEXIST)
+			epoll_ctl(u->loop_fd, EPOLL_CTL_MOD, s, &ev);
+		curl_multi_assign(u->multi, s, u);
+	} else if (epoll_ctl(u->loop_fd, EPOLL_CTL_MOD, s, &ev) < 0 && errno == ENOENT) {
+		epoll_ctl(u->loop_fd, EPOLL_CTL_ADD, s, &ev);
+	}
+	return 0;
+}
+
+/* libcurl's timer callback: when to hand it CURL_SOCKET_TIMEOUT (-1: never). */
+static int on_timer(CURLM *m, long timeout_ms, void *ud)
+{
+	(void)m;
+	struct upstream *u = ud;
+	u->timer_at = timeout_ms < 0 ? -1 : gw_now_ms() + (double)timeout_ms;
+	return 0;
+}
+
+static void finished(struct gateway *g)
+{
+	CURLMsg *m;
+	int left;
+	while ((m = curl_multi_info_read(g->up.multi, &left))) {
+		if (m->msg != CURLMSG_DONE)
+			continue;
+		int *kind = NULL;
+		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&kind);
+		CURLcode res = m->data.result;
+		if (kind && *kind == XFER_HEALTH)
+			health_done(g, (struct health_xfer *)kind, res);
+		else if (kind)
+			end_relay(g, (struct relay *)kind, res);
+	}
+}
+
 static void *upstream_main(void *arg)
 {
 	struct gateway *g = arg;
 	struct upstream *u = &g->up;
+	struct epoll_event ev[256];
+	int running = 0;
 	for (;;) {
 		if (drain_queues(g))
 			break;
-		int running = 0;
-		curl_multi_perform(u->multi, &running);
-		CURLMsg *m;
-		int left;
-		while ((m = curl_multi_info_read(u->multi, &left))) {
-			if (m->msg != CURLMSG_DONE)
-				continue;
-			int *kind = NULL;
-			curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&kind);
-			CURLcode res = m->data.result;
-			if (kind && *kind == XFER_HEALTH)
-				health_done(g, (struct health_xfer *)kind, res);
-			else if (kind)
-				end_relay(g, (struct relay *)kind, res);
-		}
-		client_events(g);
 		double now = gw_now_ms();
+		if (u->timer_at >= 0 && now >= u->timer_at) {
+			u->timer_at = -1; /* the callback may set the next one */
+			curl_multi_socket_action(u->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+		}
+		finished(g);
+		now = gw_now_ms();
 		if (now >= u->next_health)
 			health_poll(g, now);
 		if (now >= u->next_pressure) {
@@ -401,27 +460,73 @@ static void *upstream_main(void *arg)
 			stall_scan(g, now);
 			u->next_stall_scan = now + 250;
 		}
-		struct curl_waitfd wfd = { .fd = u->epfd, .events = CURL_WAIT_POLLIN };
-		int numfds = 0;
-		curl_multi_poll(u->multi, &wfd, 1, 250, &numfds);
+		double next = u->next_stall_scan;
+		if (u->next_health < next)
+			next = u->next_health;
+		if (u->timer_at >= 0 && u->timer_at < next)
+			next = u->timer_at;
+		now = gw_now_ms();
+		int wait_ms = next <= now ? 0 : (int)(next - now) + 1;
+		int n = epoll_wait(u->loop_fd, ev, 256, wait_ms);
+		for (int i = 0; i < n; i++) {
+			uint64_t tag = ev[i].data.u64;
+			if (tag == TAG_WAKE) {
+				uint64_t c;
+				ssize_t r = read(u->wake_fd, &c, sizeof(c));
+				(void)r;
+			} else if (tag == TAG_CLIENTS) {
+				client_events(g);
+			} else {
+				uint32_t e = ev[i].events;
+				int flags = (e & EPOLLIN ? CURL_CSELECT_IN : 0) |
+					    (e & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
+					    (e & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
+				curl_multi_socket_action(u->multi, (curl_socket_t)tag, flags, &running);
+			}
+		}
+		finished(g);
 	}
 	return NULL;
+}
+
+static void close_fds(struct upstream *u)
+{
+	int *fds[] = { &u->epfd, &u->loop_fd, &u->wake_fd };
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		if (*fds[i] >= 0) {
+			close(*fds[i]);
+			*fds[i] = -1;
+		}
 }
 
 int upstream_start(struct gateway *g, struct err **err)
 {
 	struct upstream *u = &g->up;
 	u->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (u->epfd < 0)
-		return err_errno(err, EXIT_RUNTIME, errno, "epoll_create1");
+	u->loop_fd = epoll_create1(EPOLL_CLOEXEC);
+	u->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	struct epoll_event ew = { .events = EPOLLIN, .data.u64 = TAG_WAKE };
+	struct epoll_event ec = { .events = EPOLLIN, .data.u64 = TAG_CLIENTS };
+	if (u->epfd < 0 || u->loop_fd < 0 || u->wake_fd < 0 ||
+	    epoll_ctl(u->loop_fd, EPOLL_CTL_ADD, u->wake_fd, &ew) < 0 ||
+	    epoll_ctl(u->loop_fd, EPOLL_CTL_ADD, u->epfd, &ec) < 0) {
+		int e = errno;
+		close_fds(u);
+		return err_errno(err, EXIT_RUNTIME, e, "epoll/eventfd");
+	}
+	u->timer_at = -1;
 	u->multi = curl_multi_init();
 	curl_multi_setopt(u->multi, CURLMOPT_MAXCONNECTS, 4096L);
+	curl_multi_setopt(u->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+	curl_multi_setopt(u->multi, CURLMOPT_SOCKETDATA, u);
+	curl_multi_setopt(u->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+	curl_multi_setopt(u->multi, CURLMOPT_TIMERDATA, u);
 	pthread_mutex_init(&u->qmu, NULL);
 	for (int i = 0; i < ROLE__COUNT; i++)
 		u->health[i].role = i;
 	if (pthread_create(&u->th, NULL, upstream_main, g) != 0) {
 		curl_multi_cleanup(u->multi);
-		close(u->epfd);
+		close_fds(u);
 		return err_set(err, EXIT_RUNTIME, "cannot start the upstream thread");
 	}
 	u->started = true;
@@ -436,7 +541,7 @@ void upstream_stop(struct gateway *g)
 	pthread_mutex_lock(&u->qmu);
 	u->stop = true;
 	pthread_mutex_unlock(&u->qmu);
-	curl_multi_wakeup(u->multi);
+	upstream_wake(g);
 	pthread_join(u->th, NULL);
 	for (size_t i = 0; i < u->n_slots; i++)
 		if (u->slots[i])
@@ -467,7 +572,7 @@ void upstream_stop(struct gateway *g)
 	free(u->slots);
 	free(u->gens);
 	curl_multi_cleanup(u->multi);
-	close(u->epfd);
+	close_fds(u);
 	pthread_mutex_destroy(&u->qmu);
 	u->started = false;
 }
