@@ -154,6 +154,9 @@ like "$body" "\"code\":\"model_not_found\".*\"served\":\\[\"cortex\",\"$CORTEX_I
 gw POST /v1/embeddings '{"model":"cortex","input":"x"}'
 is "$code" 400 "embeddings to a generate role answer 400"
 like "$body" "does not serve /v1/embeddings; use model 'embedder'" "naming the embeddings role"
+gw POST /v1/embeddings '{"input":"x"}'
+is "$code" 400 "embeddings without a model go to the cortex (the wire contract): 400"
+like "$body" "without 'model' goes to the cortex.*use model 'embedder'" "saying so and naming the embeddings role"
 gw GET /v1/chat/completions
 is "$code" 405 "GET on a POST route is 405"
 gw POST /v1/nothing '{}'
@@ -221,7 +224,7 @@ curl -s --max-time 30 -H "Authorization: Bearer $KEY" -d '{"model":"vectors","in
 held=$!
 gw_wait_for more_accepted
 ok $? "the reloaded alias routes to the reloaded port"
-gw POST /v1/embeddings '{"input":"y"}'
+gw POST /v1/embeddings '{"model":"embedder","input":"y"}'
 is "$code" 429 "past the role's concurrency cap: 429"
 like "$body" '"code":"concurrency_limit"' "concurrency_limit"
 like "$hdrs" 'Retry-After: ' "with Retry-After"
@@ -232,7 +235,7 @@ write_env "EMBEDDER_PORT=$P_HANG
 LOBES_GATEWAY_READ_TIMEOUT=2"
 kill -HUP "$GW_PID"
 gw_wait_for reloads 2
-gw POST /v1/embeddings '{"input":"x"}'
+gw POST /v1/embeddings '{"model":"embedder","input":"x"}'
 is "$code" 503 "an engine silent past the read timeout: 503"
 like "$body" 'sent nothing for the read timeout' "saying it timed out"
 printf 'aliases:\n  vectors: [embedder\n' >"$D/gateway.yaml"
@@ -248,7 +251,7 @@ write_env "EMBEDDER_PORT=$P_HANG
 LOBES_GATEWAY_DRAIN_TIMEOUT=1"
 kill -HUP "$GW_PID"
 gw_wait_for reloads 3
-curl -s --max-time 30 -H "Authorization: Bearer $KEY" -d '{"input":"x"}' "http://127.0.0.1:$GW_PORT/v1/embeddings" \
+curl -s --max-time 30 -H "Authorization: Bearer $KEY" -d '{"model":"embedder","input":"x"}' "http://127.0.0.1:$GW_PORT/v1/embeddings" \
 	>/dev/null 2>&1 &
 held=$!
 n0=$(accepted)

@@ -71,12 +71,20 @@ static void test_route_by_name_id_alias(void **state)
 	assert_string_equal(r.body, "{ \"temperature\" : 0.70, \"x\":{\"model\":\"no\"},\n \"model\" :\"embedder\" ,\"input\":[\"\\u00e9\"]}");
 	assert_int_equal(r.body_len, strlen(r.body));
 	gw_route_free(&r);
-	/* no model: the endpoint's role */
+	/* no model: the cortex; the body is relayed as it came */
 	assert_int_equal(gw_route_request(c, GW_EP_CHAT, "{}", 2, &r), 0);
 	assert_int_equal(r.role, ROLE_CORTEX);
+	assert_null(r.body);
 	gw_route_free(&r);
-	assert_int_equal(gw_route_request(c, GW_EP_RERANK, "{}", 2, &r), 0);
-	assert_int_equal(r.role, ROLE_RERANKER);
+	/* no model on rerank or embeddings: the cortex too, which does not
+	 * serve them: a 400 naming the role that does */
+	assert_int_equal(gw_route_request(c, GW_EP_RERANK, "{}", 2, &r), -1);
+	assert_int_equal(r.status, 400);
+	assert_non_null(strstr(r.message, "reranker"));
+	gw_route_free(&r);
+	assert_int_equal(gw_route_request(c, GW_EP_EMBEDDINGS, "{\"input\":\"x\"}", 13, &r), -1);
+	assert_int_equal(r.status, 400);
+	assert_non_null(strstr(r.message, "embedder"));
 	gw_route_free(&r);
 	gw_config_unref(c);
 }

@@ -85,11 +85,14 @@ static bool serves(enum role_id r, enum gw_endpoint ep)
 	}
 }
 
+/* No `model` in the body: the cortex, on every endpoint (the operators'
+ * wire contract, FACTS.md "The front door"). An embeddings or rerank
+ * request without one therefore gets the wrong-endpoint 400 that names the
+ * role serving that endpoint, never a silent pick of another model. */
 static enum role_id default_role(enum gw_endpoint ep)
 {
-	return ep == GW_EP_EMBEDDINGS ? ROLE_EMBEDDER
-	       : ep == GW_EP_RERANK || ep == GW_EP_SCORE ? ROLE_RERANKER
-							 : ROLE_CORTEX;
+	(void)ep;
+	return ROLE_CORTEX;
 }
 
 /* A JSON string of s; bytes of an invalid UTF-8 text (a client's model
@@ -268,7 +271,7 @@ static const char *ep_path(enum gw_endpoint ep)
 
 /* 400: role r does not serve ep; name the role(s) that do. */
 static int wrong_endpoint(const struct gw_config *c, enum role_id r, enum gw_endpoint ep,
-			  struct gw_route *out)
+			  bool defaulted, struct gw_route *out)
 {
 	json_t *by = json_array();
 	_cleanup_free_ char *names = xstrdup("");
@@ -283,8 +286,9 @@ static int wrong_endpoint(const struct gw_config *c, enum role_id r, enum gw_end
 	}
 	out->extra = json_pack("{s:o}", "served_by", by);
 	return fail(out, 400, "invalid_request_error", "wrong_endpoint",
-		    xasprintf("role '%s' (%s) does not serve %s; use model %s", role_name(r),
-			      lane_name(role_lane(r)), ep_path(ep), names));
+		    xasprintf("%srole '%s' (%s) does not serve %s; use model %s",
+			      defaulted ? "a request without 'model' goes to the cortex; " : "",
+			      role_name(r), lane_name(role_lane(r)), ep_path(ep), names));
 }
 
 int gw_route_request(const struct gw_config *c, enum gw_endpoint ep, const char *body,
@@ -351,7 +355,7 @@ int gw_route_request(const struct gw_config *c, enum gw_endpoint ep, const char 
 		goto out;
 	}
 	if (!serves((enum role_id)role, ep)) {
-		rc = wrong_endpoint(c, (enum role_id)role, ep, out);
+		rc = wrong_endpoint(c, (enum role_id)role, ep, model == NULL, out);
 		goto out;
 	}
 	out->role = role;
