@@ -19,6 +19,7 @@
 
 #include "../util/buf.h"
 #include "../util/cleanup.h"
+#include "../knowledge/embedded.h"
 #include "../knowledge/vllm.h"
 #include "../util/secret.h"
 #include "render.h"
@@ -316,7 +317,15 @@ int render_fleet(const struct plan *p, const struct fleet_template *t, struct re
 	put(out, "docker-compose.yml", render_compose(p, t), 0644);
 	put(out, "docker-compose.gpu.yml", render_gpu(p), 0644);
 	put(out, ".env", render_env(p, t), 0600);
-	return 0;
+	/* the gateway's unit is the same on every box: the deploy dir is its
+	 * instance name, the binary is found on systemd's search path */
+	for (size_t i = 0; i < embedded_files_count; i++)
+		if (strcmp(embedded_files[i].path, "data/template/" GATEWAY_UNIT) == 0) {
+			put(out, GATEWAY_UNIT, xstrdup(embedded_files[i].data), 0644);
+			return 0;
+		}
+	render_out_free(out);
+	return err_set(err, EXIT_INTERNAL, "template 'data/template/" GATEWAY_UNIT "' is not embedded");
 }
 
 void render_out_free(struct render_out *out)

@@ -101,7 +101,7 @@ static int refuse_links(const char *dir, const char *const *names, struct err **
 /* The files init manages in a deploy dir: their stale temps are removed and
  * their backups pruned. */
 static const char *const managed_files[] = { ".env", "docker-compose.yml", "docker-compose.gpu.yml",
-					     STATE_FILE, NULL };
+					     GATEWAY_UNIT, STATE_FILE, NULL };
 
 /* How many backups of each file to keep: --keep-backups, else the .env's
  * LOBES_KEEP_BACKUPS, else DEPLOY_KEEP_BACKUPS. */

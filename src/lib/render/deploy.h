@@ -72,7 +72,7 @@ struct file_change {
 
 struct init_result {
 	struct loaded_plan lp;
-	struct file_change files[4];
+	struct file_change files[RENDER_MAX_FILES];
 	size_t n_files;
 	struct kept_value *kept;
 	size_t n_kept;

@@ -4,8 +4,11 @@
  * Output: docker-compose.yml (one service per feasible role; knob values flow
  * from .env as ${VAR:-default}), docker-compose.gpu.yml (the GPU attachment
  * for the card: a device reservation or `runtime: nvidia`, so the base file
- * starts on a machine without a GPU), and .env (mode 0600). No clock, no
- * host reads, no environment: the same plan gives the same bytes anywhere.
+ * starts on a machine without a GPU), .env (mode 0600), and
+ * lobes-gateway@.service (data/template/: a systemd template unit for the
+ * gateway whose instance is the deploy dir, so it needs no path of this
+ * box). No clock, no host reads, no environment: the same plan gives the
+ * same bytes anywhere.
  *
  * The .env key names are a contract with every deploy dir ever written:
  * see env_contract_keys() and tests/cases/env_contract.t before renaming.
@@ -33,15 +36,18 @@ int fleet_template_parse(struct fleet_template *t, const char *name, const char 
 			 struct err **err);
 void fleet_template_free(struct fleet_template *t);
 
+#define RENDER_MAX_FILES 4
+#define GATEWAY_UNIT "lobes-gateway@.service"
+
 struct render_file {
-	char *name; /* "docker-compose.yml", "docker-compose.gpu.yml", ".env" */
+	char *name; /* "docker-compose.yml", "docker-compose.gpu.yml", ".env", GATEWAY_UNIT */
 	char *data;
 	size_t len;
 	mode_t mode;
 };
 
 struct render_out {
-	struct render_file files[3];
+	struct render_file files[RENDER_MAX_FILES];
 	size_t n;
 };
 

@@ -1,0 +1,244 @@
+/*
+ * gateway_proc.c — start, find, reload and stop the gateway process of a
+ * deploy dir (see gateway_proc.h for the contract).
+ *
+ * Identity: a pid is the gateway of DIR only while /proc/PID/cmdline holds
+ * the argument "gateway" and "--pid-file" followed by DIR's absolute pid
+ * file, and the process is not a zombie. Everything else (no file, a pid
+ * that is gone or reused) reads as "no gateway", with `stale` set when a
+ * file was there.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+#include "gateway_proc.h"
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void nap_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+	nanosleep(&ts, NULL);
+}
+
+/* True when pid is a live (not zombie) gateway run with pid_file. */
+static bool is_our_gateway(pid_t pid, const char *pid_file)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	_cleanup_free_ char *stat = fs_read(path, 4096, NULL, NULL);
+	if (!stat)
+		return false;
+	const char *rp = strrchr(stat, ')'); /* the state follows the command name */
+	if (!rp || rp[1] != ' ' || rp[2] == 'Z' || rp[2] == 'X')
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	char buf[8192];
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	bool verb = false, file = false;
+	for (const char *a = buf, *prev = ""; a < buf + n; prev = a, a += strlen(a) + 1) {
+		if (!strcmp(a, "gateway"))
+			verb = true;
+		if (!strcmp(prev, "--pid-file") && !strcmp(a, pid_file))
+			file = true;
+	}
+	return verb && file;
+}
+
+static pid_t read_pid(const char *pid_file)
+{
+	_cleanup_free_ char *t = fs_exists(pid_file) ? fs_read(pid_file, 64, NULL, NULL) : NULL;
+	if (!t)
+		return 0;
+	char *end;
+	long v = strtol(t, &end, 10);
+	if (end == t || (*end && *end != '\n') || v <= 1 || v > INT_MAX)
+		return -1; /* there, but not a pid */
+	return (pid_t)v;
+}
+
+int gwproc_read(struct gwproc *g, const char *dir, struct err **err)
+{
+	memset(g, 0, sizeof(*g));
+	char abs[PATH_MAX];
+	if (!realpath(dir, abs))
+		return err_set(err, EXIT_CONFIG, "deploy dir '%s': %s", dir, strerror(errno));
+	g->pid_file = xasprintf("%s/" GWPROC_PID_FILE, abs);
+	g->log_file = xasprintf("%s/" GWPROC_LOG_FILE, abs);
+	pid_t p = read_pid(g->pid_file);
+	if (p > 0 && is_our_gateway(p, g->pid_file))
+		g->pid = p;
+	else
+		g->stale = p != 0;
+	return 0;
+}
+
+void gwproc_free(struct gwproc *g)
+{
+	free(g->pid_file);
+	free(g->log_file);
+	memset(g, 0, sizeof(*g));
+}
+
+char *gwproc_log_tail(const struct gwproc *g, int n)
+{
+	_cleanup_free_ char *t = fs_read(g->log_file, 0, NULL, NULL);
+	if (!t)
+		return xstrdup("");
+	size_t len = strlen(t);
+	while (len && t[len - 1] == '\n')
+		t[--len] = '\0';
+	const char *p = t + len;
+	for (int k = 0; k < n && p > t; k++) {
+		p--;
+		while (p > t && p[-1] != '\n')
+			p--;
+	}
+	return xstrdup(p);
+}
+
+/* The child: own session, stdin /dev/null, stdout+stderr to the log, no
+ * inherited descriptors or blocked signals; then the gateway. */
+static void exec_child(int logfd, char *const argv[])
+{
+	setsid();
+	int nul = open("/dev/null", O_RDONLY);
+	if (nul >= 0)
+		dup2(nul, 0);
+	dup2(logfd, 1);
+	dup2(logfd, 2);
+	for (int fd = 3; fd < 4096; fd++)
+		close(fd);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	execv(argv[0], argv);
+	dprintf(2, "lobes: cannot run '%s': %s\n", argv[0], strerror(errno));
+	_exit(127);
+}
+
+int gwproc_start(struct gwproc *g, const char *exe, const char *dir, int timeout_ms,
+		 struct err **err)
+{
+	(void)dir;
+	if (g->pid)
+		return err_set(err, EXIT_INTERNAL, "the gateway already runs (pid %d)", (int)g->pid);
+	if (g->stale)
+		unlink(g->pid_file);
+	struct stat st;
+	if (lstat(g->log_file, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > GWPROC_LOG_ROTATE) {
+		_cleanup_free_ char *old = xasprintf("%s.1", g->log_file);
+		if (rename(g->log_file, old) < 0)
+			return err_set(err, EXIT_CONFIG, "rotate '%s': %s", g->log_file, strerror(errno));
+	}
+	int logfd = open(g->log_file, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (logfd < 0)
+		return err_set(err, EXIT_CONFIG, "open '%s': %s", g->log_file, strerror(errno));
+	fchmod(logfd, 0600);
+	off_t from = lseek(logfd, 0, SEEK_END);
+	/* the deploy dir of the pid file, so the child reads the same dir */
+	_cleanup_free_ char *absdir = xstrdup(g->pid_file);
+	*strrchr(absdir, '/') = '\0';
+	char *const argv[] = { (char *)exe, (char *)"--dir", absdir, (char *)"gateway",
+			       (char *)"--pid-file", g->pid_file, NULL };
+	pid_t c = fork();
+	if (c < 0) {
+		close(logfd);
+		return err_set(err, EXIT_RUNTIME, "fork: %s", strerror(errno));
+	}
+	if (c == 0)
+		exec_child(logfd, argv);
+	close(logfd);
+	long long deadline = now_ms() + timeout_ms;
+	for (;;) {
+		int status;
+		if (waitpid(c, &status, WNOHANG) == c) {
+			_cleanup_free_ char *all = fs_read(g->log_file, 0, NULL, NULL);
+			const char *mine = all && (off_t)strlen(all) >= from ? all + from : "";
+			return err_set(err, EXIT_RUNTIME, "the gateway exited (%s %d) before it listened%s%s",
+				       WIFEXITED(status) ? "status" : "signal",
+				       WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
+				       *mine ? "; its log says:\n" : "", mine);
+		}
+		if (read_pid(g->pid_file) == c) {
+			g->pid = c;
+			g->stale = false;
+			return 0;
+		}
+		if (now_ms() >= deadline)
+			break;
+		nap_ms(20);
+	}
+	kill(c, SIGKILL);
+	waitpid(c, NULL, 0);
+	return err_set(err, EXIT_RUNTIME, "the gateway did not listen within %d s (log: %s)",
+		       timeout_ms / 1000, g->log_file);
+}
+
+int gwproc_reload(const struct gwproc *g, struct err **err)
+{
+	if (!g->pid || kill(g->pid, SIGHUP) < 0)
+		return err_set(err, EXIT_RUNTIME, "reload the gateway (pid %d): %s", (int)g->pid,
+			       g->pid ? strerror(errno) : "not running");
+	return 0;
+}
+
+/* Wait until pid is no gateway of ours any more (gone, or a zombie of
+ * another parent); reaps it when it is our child. */
+static bool wait_gone(const struct gwproc *g, pid_t pid, int timeout_ms)
+{
+	long long deadline = now_ms() + timeout_ms;
+	for (;;) {
+		waitpid(pid, NULL, WNOHANG);
+		if (!is_our_gateway(pid, g->pid_file))
+			return true;
+		if (now_ms() >= deadline)
+			return false;
+		nap_ms(50);
+	}
+}
+
+int gwproc_stop(struct gwproc *g, int timeout_ms, bool *killed, struct err **err)
+{
+	*killed = false;
+	pid_t pid = g->pid;
+	if (!pid)
+		return 0;
+	if (kill(pid, SIGTERM) < 0 && errno != ESRCH)
+		return err_set(err, EXIT_RUNTIME, "stop the gateway (pid %d): %s", (int)pid, strerror(errno));
+	if (!wait_gone(g, pid, timeout_ms)) {
+		*killed = true;
+		kill(pid, SIGKILL);
+		if (!wait_gone(g, pid, 10000))
+			return err_set(err, EXIT_RUNTIME, "the gateway (pid %d) did not exit after SIGKILL",
+				       (int)pid);
+	}
+	if (read_pid(g->pid_file) == pid)
+		unlink(g->pid_file);
+	g->pid = 0;
+	return 0;
+}
