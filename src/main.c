@@ -90,7 +90,7 @@ static const struct command commands[] = {
 	  "compose command), HF_HUB_CACHE/HF_HOME (checkpoints), those of `lobes detect`.\n"
 	  "Exit 1 when a check found an error, 0 otherwise, 3 when the deploy dir\n"
 	  "cannot be read at all.\n" },
-	{ "serve", cmd_serve, "lobes serve [--apply] [--drop-caches] [options]",
+	{ "serve", cmd_serve, "lobes serve [--apply] [--drop-caches] [--no-gateway] [options]",
 	  "bring the fleet up in a memory-safe order (dry-run unless --apply)",
 	  "Starts the deployed roles in LOBES_ORDER. One window at a time (unified\n"
 	  "memory): before each role a memory gate (MemFree >= budget + margin), then\n"
@@ -98,7 +98,14 @@ static const struct command commands[] = {
 	  "cache are done before the next. Then every role must answer /health.\n"
 	  "A role that dies or overruns a bound stops the wait (exit 1) with its last\n"
 	  "log lines and the cause; roles already up keep running.\n"
+	  "Then the gateway: `lobes gateway` is started in the background (its own\n"
+	  "session; log DIR/gateway.log, pid DIR/gateway.pid) once it listens, or, when\n"
+	  "the one serve started before still runs, told to reload the deploy dir\n"
+	  "(SIGHUP). It starts even when a role failed: it answers 503 for that role.\n"
+	  "Its settings are checked before any engine starts (exit 3 when bad).\n"
 	  "  --apply             start the roles (default: print the plan)\n"
+	  "  --no-gateway        leave the gateway alone (systemd runs it:\n"
+	  "                      DIR/lobes-gateway@.service)\n"
 	  "  --drop-caches       drop the page cache once at a gate that is short (root)\n"
 	  "  --margin-gib N      memory kept free above each budget (default 1)\n"
 	  "  --mem-wait S        bound on one memory gate (default 300)\n"
@@ -178,12 +185,13 @@ static const struct command commands[] = {
 	  "  --role R       look at role R instead of the question's\n"
 	  "  --no-probe     skip the role's probe\n"
 	  "  --timeout S    probe timeout (default 60)\n" },
-	{ "gateway", cmd_gateway, "lobes gateway [--bind ADDR] [--port N] [--key-file F] [--check]",
+	{ "gateway", cmd_gateway, "lobes gateway [--bind ADDR] [--port N] [--key-file F] [--pid-file F] [--check]",
 	  "serve one OpenAI-compatible endpoint for the fleet (foreground)",
 	  "Routes POST /v1/chat/completions, /v1/completions, /v1/embeddings,\n"
 	  "/v1/rerank (/rerank, /v2/rerank), /v1/score to the role the request's\n"
 	  "`model` names (role name, served checkpoint id or alias; none: the\n"
-	  "endpoint's role, the cortex for chat); GET /v1/models (ready roles),\n"
+	  "cortex, so embeddings or rerank without one are a 400 naming the role\n"
+	  "that serves them); GET /v1/models (ready roles),\n"
 	  "/health and /capabilities (both keyless). An infeasible role is 404\n"
 	  "role_infeasible, a down engine 503 backend_unavailable (Retry-After),\n"
 	  "an unknown model 404 model_not_found. Streams are relayed frame by frame;\n"
@@ -194,7 +202,12 @@ static const struct command commands[] = {
 	  "  --key-file F    the API key, in a file of mode 0600 (default\n"
 	  "                  LOBES_GATEWAY_KEY_FILE, else DIR/gateway.key when present,\n"
 	  "                  else LOBES_GATEWAY_API_KEY of .env)\n"
+	  "  --pid-file F    once listening, write the pid to F; removed at exit\n"
 	  "  --check         validate the settings and exit\n"
+	  "Two ways to run it: `lobes serve --apply` starts it in the background after\n"
+	  "the engines (log DIR/gateway.log, pid DIR/gateway.pid) and `lobes stop\n"
+	  "--apply` stops it before them; or systemd runs DIR/lobes-gateway@.service\n"
+	  "(written by `lobes init`; see its head) and serve/stop take --no-gateway.\n"
 	  "Settings in DIR/.env: LOBES_GATEWAY_MAX_BODY_BYTES (16 MiB),\n"
 	  "_MAX_INFLIGHT and _MAX_INFLIGHT_<ROLE> (1024), _MAX_CONNECTIONS (4096),\n"
 	  "_CONNECT_TIMEOUT (5 s), _READ_TIMEOUT (600 s), _REQUEST_TIMEOUT (0: none),\n"
@@ -206,10 +219,13 @@ static const struct command commands[] = {
 	  "requests finish within the drain timeout, then exit 0. Access lines (JSON,\n"
 	  "no bodies, no keys) go to stderr. Exit 3 on bad settings, 4 when the port\n"
 	  "cannot be bound.\n" },
-	{ "stop", cmd_stop, "lobes stop [--apply] [--drop-caches] [--wait S]",
+	{ "stop", cmd_stop, "lobes stop [--apply] [--drop-caches] [--no-gateway] [--wait S]",
 	  "tear the fleet down and wait for its memory to come back (dry-run unless --apply)",
-	  "Runs compose down, then waits (bounded) until the memory the running roles\n"
+	  "First stops the gateway `lobes serve` started (SIGTERM: it drains within\n"
+	  "LOBES_GATEWAY_DRAIN_TIMEOUT, then SIGKILL after 5 s more), then runs\n"
+	  "compose down, then waits (bounded) until the memory the running roles\n"
 	  "held is free again; exit 1 when it does not come back in time.\n"
+	  "  --no-gateway    leave the gateway running (systemd runs it)\n"
 	  "  --apply         stop (default: say what would stop)\n"
 	  "  --drop-caches   drop the page cache once if memory is short (root; unified\n"
 	  "                  boxes keep weights in the page cache after teardown)\n"

@@ -54,6 +54,26 @@ const char *c_reset(const struct ctx *c);
 /* Getters for optional strings in a JSON object; return "" / fallback. */
 const char *jstr(const json_t *o, const char *key);
 
+/* The gateway beside serve and stop (gateway_life.c). */
+#include "../lib/runtime/gateway_proc.h"
+struct gw_life {
+	bool skip; /* --no-gateway */
+	struct gwproc proc;
+	char *bind; /* from the settings; NULL when they did not load (stop) */
+	int port, drain_s;
+};
+/* Read the gateway's settings (an error only when need_settings) and find
+ * its process. */
+int gw_life_open(struct gw_life *l, const char *dir, bool skip, bool need_settings, struct err **err);
+void gw_life_close(struct gw_life *l);
+/* What serve (up) or stop would do: {action: start|reload|external|skip |
+ * stop|none, ok, url?, log?, pid?}. */
+json_t *gw_life_plan(const struct gw_life *l, bool up);
+/* Do it: serve's start/reload, stop's stop; ok false with error on failure. */
+json_t *gw_life_up(struct gw_life *l);
+json_t *gw_life_down(struct gw_life *l);
+void gw_life_print(const json_t *g, bool applied);
+
 #define CMD(name) int cmd_##name(int argc, char **argv, struct ctx *ctx)
 CMD(detect);
 CMD(explain);

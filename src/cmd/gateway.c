@@ -9,6 +9,9 @@
  * exit 0. Access and event lines go to stderr as JSON, one per line; stdout
  * gets the start line and the exit summary (text, or JSON with --json).
  * With --check it only validates the deploy dir and prints the settings.
+ * --pid-file PATH: once listening, write the pid there (atomically) and
+ * remove the file at exit; `lobes serve --apply` starts the gateway so and
+ * waits for the file (src/lib/runtime/gateway_proc.c).
  */
 #include <getopt.h>
 #include <pthread.h>
@@ -16,9 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "../lib/gateway/gateway.h"
 #include "../lib/gateway/peers.h"
+#include "../lib/util/fs.h"
 #include "../lib/util/cleanup.h"
 #include "cmd.h"
 
@@ -86,7 +91,9 @@ CMD(gateway)
 {
 	struct gw_overrides ov = { 0 };
 	bool check = false;
+	const char *pid_file = NULL;
 	static const struct option opts[] = { { "bind", required_argument, NULL, 'b' },
+					      { "pid-file", required_argument, NULL, 'f' },
 					      { "port", required_argument, NULL, 'p' },
 					      { "key-file", required_argument, NULL, 'k' },
 					      { "check", no_argument, NULL, 'c' },
@@ -97,6 +104,7 @@ CMD(gateway)
 		case 'b': ov.bind = optarg; break;
 		case 'k': ov.key_file = optarg; break;
 		case 'c': check = true; break;
+		case 'f': pid_file = optarg; break;
 		case 'p': {
 			char *end;
 			long p = strtol(optarg, &end, 10);
@@ -161,6 +169,11 @@ CMD(gateway)
 	}
 	json_decref(s);
 	fflush(stdout);
+	_cleanup_free_ char *mypid = xasprintf("%d\n", (int)getpid());
+	if (pid_file && fs_write_atomic(pid_file, mypid, strlen(mypid), 0644, &e) < 0) {
+		gateway_drain_and_stop(g); /* nothing is in flight yet */
+		return cmd_fail(ctx, e);
+	}
 
 	int sig = 0;
 	for (;;) {
@@ -181,6 +194,11 @@ CMD(gateway)
 	}
 	log_event("draining", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 	int cancelled = gateway_drain_and_stop(g);
+	if (pid_file) {
+		_cleanup_free_ char *was = fs_read(pid_file, 64, NULL, NULL);
+		if (was && !strcmp(was, mypid))
+			unlink(pid_file);
+	}
 	if (ctx->json) {
 		json_t *r = json_pack("{s:s, s:i}", "event", "stopped", "cancelled", cancelled);
 		out_json(r);

@@ -6,7 +6,10 @@
  * the Engine API at their turn; the Engine API gives state, restarts and the
  * boot log; /health on the role's port says ready. A role that dies or
  * overruns its bound stops the wait: its last log lines and the cause triage
- * names are shown, roles already up are left running, exit 1.
+ * names are shown, roles already up are left running, exit 1. Then the
+ * gateway (gateway_life.c): started in the background, or told to reload
+ * when the one serve started before still runs; its settings are checked
+ * before any engine starts. --no-gateway leaves it to systemd.
  */
 #include <getopt.h>
 #include <stdint.h>
@@ -236,7 +239,7 @@ static void print_report(const json_t *x)
 }
 
 struct serve_opts {
-	bool apply, drop, together_override, one_override;
+	bool apply, drop, together_override, one_override, no_gateway;
 	double margin_gib;
 	int mem_wait, window_wait, ready_wait, poll_ms;
 };
@@ -250,13 +253,13 @@ CMD(serve)
 		{ "margin-gib", required_argument, NULL, 'm' }, { "mem-wait", required_argument, NULL, 'M' },
 		{ "window-wait", required_argument, NULL, 'W' }, { "ready-wait", required_argument, NULL, 'R' },
 		{ "poll-ms", required_argument, NULL, 'P' },    { "mode", required_argument, NULL, 'o' },
-		{ NULL, 0, NULL, 0 }
+		{ "no-gateway", no_argument, NULL, 'g' },	{ NULL, 0, NULL, 0 }
 	};
 	int c;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		/* waits in seconds up to a week, the poll interval up to a minute */
 		long v = 0, max = c == 'P' ? SERVE_MAX_POLL_MS : SERVE_MAX_WAIT_S;
-		bool num = optarg && c != 'm' && c != 'o';
+		bool num = optarg && c != 'm' && c != 'o' && c != 'g';
 		const struct option *o = opts;
 		while (o->name && o->val != c)
 			o++;
@@ -266,6 +269,7 @@ CMD(serve)
 		switch (c) {
 		case 'a': so.apply = true; break;
 		case 'd': so.drop = true; break;
+		case 'g': so.no_gateway = true; break;
 		case 'm':
 			if (!num_parse_double(optarg, 0, SERVE_MAX_MARGIN_GIB, &so.margin_gib))
 				return cmd_usage_error(ctx, "--margin-gib '%s' is not a size in GiB; expected a "
@@ -293,10 +297,18 @@ CMD(serve)
 	struct fleet fleet;
 	if (fleet_load(&fleet, ctx->dir, &e) < 0)
 		return cmd_fail(ctx, e);
+	/* the gateway's settings are checked before anything starts */
+	struct gw_life gl;
+	if (gw_life_open(&gl, fleet.dir, so.no_gateway, true, &e) < 0) {
+		fleet_free(&fleet);
+		return cmd_fail(ctx, e);
+	}
+	json_auto_t *gw = NULL;
 	/* Device memory: the detected total, else the host's MemTotal. */
 	uint64_t device = 0, free_now = 0;
 	_cleanup_free_ char *device_src_copy = NULL;
 	if (device_memory(&device, &device_src_copy, &e) < 0) {
+		gw_life_close(&gl);
 		fleet_free(&fleet);
 		return cmd_fail(ctx, e);
 	}
@@ -322,6 +334,9 @@ CMD(serve)
 					     one ? "one-at-a-time" : "together", "device_bytes",
 					     (json_int_t)device, "device_source", device_src_copy,
 					     "free_bytes", (json_int_t)free_now, "roles", plan, "applied", 0);
+		gw = gw_life_plan(&gl, true);
+		json_object_set(res, "gateway", gw);
+		gw_life_close(&gl);
 		fleet_free(&fleet);
 		if (ctx->json) {
 			out_json(res);
@@ -341,6 +356,7 @@ CMD(serve)
 			       json_real_value(json_object_get(x, "gpu_mem_util")),
 			       json_integer_value(json_object_get(x, "gate_bytes")) / GiB);
 		printf("then every role must answer /health within %d s\n", so.ready_wait);
+		gw_life_print(gw, false);
 		printf("dry run: nothing started; run `lobes serve --apply` to bring the fleet up\n");
 		return 0;
 	}
@@ -351,6 +367,7 @@ CMD(serve)
 	    engine_ping(&s.engine, &e) < 0) {
 		compose_free(&s.compose);
 		engine_close(&s.engine);
+		gw_life_close(&gl);
 		fleet_free(&fleet);
 		return cmd_fail(ctx, e);
 	}
@@ -389,9 +406,18 @@ CMD(serve)
 	compose_free(&s.compose);
 	engine_close(&s.engine);
 	fleet_free(&fleet);
-	if (rc < 0)
+	if (rc < 0) {
+		gw_life_close(&gl);
 		return cmd_fail(ctx, e);
-	bool ok = json_is_true(json_object_get(res, "ok"));
+	}
+	/* the front door, after the engines: it answers 503 for a role that
+	 * did not come up, so it starts either way */
+	gw = gw_life_up(&gl);
+	gw_life_close(&gl);
+	json_object_set(res, "gateway", gw);
+	bool up_ok = json_is_true(json_object_get(res, "ok"));
+	bool ok = up_ok && json_is_true(json_object_get(gw, "ok"));
+	json_object_set_new(res, "ok", json_boolean(ok));
 	if (ctx->json) {
 		/* one line, after the event lines: the last line is the result */
 		json_object_set_new(res, "event", json_string("result"));
@@ -407,10 +433,11 @@ CMD(serve)
 		printf("\n%s%s%s: %s\n", c_bold(ctx), jstr(x, "role"), c_reset(ctx), jstr(x, "reason"));
 		print_report(x);
 	}
-	if (ok)
+	if (up_ok)
 		printf("all %zu roles ready in %.1f s\n", json_array_size(rl),
 		       json_integer_value(json_object_get(res, "total_ms")) / 1000.0);
 	else
 		printf("bring-up stopped; roles already up are left running (`lobes status`, `lobes stop`)\n");
+	gw_life_print(gw, true);
 	return ok ? 0 : 1;
 }

@@ -3,7 +3,8 @@
  * the memory the fleet held is free again. On unified boxes the page cache
  * of the weights stays "used" after teardown (FACTS.md trait 5), so
  * --drop-caches drops it (root). Dry-run says what would stop and how much
- * memory should come back.
+ * memory should come back. The gateway `lobes serve` started is stopped
+ * first (it drains its in-flight requests), unless --no-gateway.
  */
 #include <getopt.h>
 #include <string.h>
@@ -31,17 +32,19 @@ static long long now_ms(void)
 
 CMD(stop)
 {
-	bool apply = false, drop = false;
+	bool apply = false, drop = false, no_gateway = false;
 	int wait_s = 120;
 	static const struct option opts[] = { { "apply", no_argument, NULL, 'a' },
 					      { "drop-caches", no_argument, NULL, 'd' },
 					      { "wait", required_argument, NULL, 'w' },
+					      { "no-gateway", no_argument, NULL, 'g' },
 					      { NULL, 0, NULL, 0 } };
 	int c;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'a': apply = true; break;
 		case 'd': drop = true; break;
+		case 'g': no_gateway = true; break;
 		case 'w': {
 			long v;
 			if (!num_parse_long(optarg, 0, STOP_MAX_WAIT_S, &v))
@@ -59,10 +62,17 @@ CMD(stop)
 	struct fleet fleet;
 	if (fleet_load(&fleet, ctx->dir, &e) < 0)
 		return cmd_fail(ctx, e);
+	/* the gateway is stopped even when its settings no longer load */
+	struct gw_life gl;
+	if (gw_life_open(&gl, fleet.dir, no_gateway, false, &e) < 0) {
+		fleet_free(&fleet);
+		return cmd_fail(ctx, e);
+	}
 	struct engine eng;
 	struct engine_container_list l = { 0 };
 	if (engine_open(&eng, &e) < 0 || engine_list_project(&eng, fleet.project, &l, &e) < 0) {
 		engine_close(&eng);
+		gw_life_close(&gl);
 		fleet_free(&fleet);
 		return cmd_fail(ctx, e);
 	}
@@ -72,6 +82,7 @@ CMD(stop)
 	_cleanup_free_ char *device_src = NULL;
 	if (device_memory(&device, &device_src, &e) < 0) {
 		engine_container_list_free(&l);
+		gw_life_close(&gl);
 		fleet_free(&fleet);
 		return cmd_fail(ctx, e);
 	}
@@ -94,11 +105,14 @@ CMD(stop)
 	json_object_set_new(res, "free_before_bytes", json_integer((json_int_t)free0));
 	json_object_set_new(res, "expected_back_bytes", json_integer((json_int_t)held));
 	if (!apply) {
+		json_object_set_new(res, "gateway", gw_life_plan(&gl, false));
+		gw_life_close(&gl);
 		fleet_free(&fleet);
 		if (ctx->json) {
 			out_json(res);
 			return 0;
 		}
+		gw_life_print(json_object_get(res, "gateway"), false);
 		printf("would stop %zu container%s of project %s in %s\n", json_array_size(cl),
 		       json_array_size(cl) == 1 ? "" : "s", jstr(res, "dir"), jstr(res, "dir"));
 		size_t i;
@@ -110,6 +124,13 @@ CMD(stop)
 		printf("dry run: nothing stopped; run `lobes stop --apply`\n");
 		return 0;
 	}
+	/* the front door first: no new request reaches an engine going down */
+	json_t *gw = gw_life_down(&gl);
+	gw_life_close(&gl);
+	json_object_set_new(res, "gateway", gw);
+	bool gw_ok = json_is_true(json_object_get(gw, "ok"));
+	if (!ctx->json && strcmp(jstr(gw, "action"), "none") != 0)
+		gw_life_print(gw, true);
 	struct compose comp;
 	struct proc_result pr;
 	if (compose_open(&comp, fleet.dir, &e) < 0 || compose_down(&comp, &pr, &e) < 0) {
@@ -152,7 +173,7 @@ CMD(stop)
 	json_object_set_new(res, "dropped_caches", json_boolean(dropped));
 	if (ctx->json) {
 		out_json(res);
-		return back ? 0 : 1;
+		return back && gw_ok ? 0 : 1;
 	}
 	printf("stopped %zu container%s\n", json_array_size(cl), json_array_size(cl) == 1 ? "" : "s");
 	if (dropped)
@@ -163,5 +184,5 @@ CMD(stop)
 		printf("memory did not come back within %d s: %.1f GiB free, expected >= %.1f GiB%s\n",
 		       wait_s, f / GiB, target / GiB,
 		       dropped ? "" : "; on unified memory the page cache keeps it: try --drop-caches (root)");
-	return back ? 0 : 1;
+	return back && gw_ok ? 0 : 1;
 }

@@ -340,8 +340,9 @@ GW_PIDS=""
 PG=$(standin_free_port)
 write_env "CORTEX_PORT=$P_SLOW
 LOBES_GATEWAY_PORT=$PG"
-gw_start "$D" --port "$PG"
+gw_start "$D" --port "$PG" --pid-file "$TMP/gw.pid"
 ok $? "the gateway starts on its configured port"
+is "$(cat "$TMP/gw.pid" 2>/dev/null)" "$GW_PID" "--pid-file: the pid is written once it listens"
 mkdir -p "$TMP/net/proc/net"
 {
 	echo '  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode'
@@ -369,6 +370,7 @@ run "$LOBES" --dir "$D" probe --via-gateway hand
 is "$rc" 1 "probe --via-gateway: a role whose engine is down fails"
 like "$out" "503" "with the gateway's 503"
 gw_stop_all
+ok "$([ ! -e "$TMP/gw.pid" ]; echo $?)" "--pid-file: the file is removed when the gateway exits"
 run "$LOBES" --dir "$D" status
 like "$out" "gateway +127.0.0.1:$PG +not running" "status says when the gateway is not running"
 

@@ -31,6 +31,24 @@ is "$(stat -c %a "$D/.env")" 600 ".env is mode 0600"
 is "$(stat -c %a "$D/.lobes-state.json")" 600 "state file is mode 0600"
 like "$(cat "$D/.env")" "LOBES_PROFILE=thor" "the forced profile is rendered"
 like "$(cat "$D/.env")" "LOBES_CARD=unknown" "with the card as detected, not as the profile assumes"
+# the gateway's systemd unit: a template whose instance is the deploy dir
+U="$D/lobes-gateway@.service"
+like "$out" "wrote $U" "--apply writes the gateway's systemd unit"
+is "$(stat -c %a "$U")" 644 "the unit is mode 0644 (it holds no secret)"
+like "$(cat "$U")" $'\nExecStart=lobes --dir %f gateway\n' "it runs lobes gateway on the instance's deploy dir"
+like "$(cat "$U")" $'\nExecReload=/bin/kill -HUP \\$MAINPID\n' "reload is the gateway's SIGHUP"
+if command -v systemd-analyze >/dev/null && command -v systemd-escape >/dev/null; then
+	# systemd's own check, on the instance for this dir (lobes named by its
+	# path: the test binary is not on systemd's search path)
+	mkdir -p "$TMP/unit"
+	sed "s|^ExecStart=lobes |ExecStart=$LOBES |" "$U" >"$TMP/unit/lobes-gateway@.service"
+	inst="lobes-gateway@$(systemd-escape --path "$D").service"
+	ln -s lobes-gateway@.service "$TMP/unit/$inst"
+	v=$(systemd-analyze verify --man=no "$TMP/unit/$inst" 2>&1)
+	is "$?:$v" "0:" "systemd-analyze verify accepts the unit, without a warning"
+else
+	ok 0 "# SKIP systemd-analyze is not installed"
+fi
 before=$(sum "$D")
 run "$LOBES" --dir "$D" init --apply
 like "$out" "is up to date: nothing to write" "a second --apply is a no-op (profile sticks)"

@@ -55,7 +55,7 @@ fast="--poll-ms 200 --window-wait $WAIT --ready-wait $WAIT --mem-wait $WAIT"
 S=$TMP/spark
 deploy "$S" spark "" || { ok 1 "deploy spark"; done_testing; }
 like "$(cat "$S/.env")" "CORTEX_KV_CACHE_DTYPE=fp8" "spark keeps fp8 for the cortex (no sm_110 trait in its list)"
-run "$LOBES" --dir "$S" --json serve --apply $fast
+run "$LOBES" --dir "$S" --json serve --apply --no-gateway $fast
 is "$rc" 1 "serve of spark on a thor exits 1"
 is "$(j '[r["outcome"] for r in d["roles"]][:2]')" '["failed", "not-started"]' "it stops at the cortex and starts nothing after it"
 is "$(j 'd["roles"][0]["cause"]["signature"]')" fp8-k-scale-assert "the cause is the fp8 k_scale assert signature"
@@ -66,7 +66,7 @@ like "$(j 'd["roles"][0]["cause"]["line"]')" "assert layer.k_scale > 0.0" "with 
 is "$(j 'd["roles"][0]["log_tail_from"] + len(d["roles"][0]["log_tail"].split(chr(10))) - 1 == d["roles"][0]["log_lines"] and 1 <= d["roles"][0]["cause"]["line_no"] <= d["roles"][0]["log_lines"]')" true \
 	"the cause line number and the tail's numbers are within the log"
 ok "$([ -n "$(j 'd["roles"][0]["log_tail"]')" ]; echo $?)" "and the last log lines"
-run "$LOBES" --dir "$S" serve --apply $fast
+run "$LOBES" --dir "$S" serve --apply --no-gateway $fast
 like "$out" "cortex: the engine (died|exited)" "text output names the failed role"
 like "$out" "from log line [0-9]+: .*assert layer.k_scale > 0.0" "text output shows the cause's line with its number"
 like "$out" "roles already up are left running" "and says what it left"
@@ -94,7 +94,7 @@ SCALE=1 deploy "$T" thor 0.03 || { ok 1 "deploy thor"; done_testing; }
 like "$(cat "$T/.env")" "CORTEX_KV_CACHE_DTYPE=auto" "thor resolves kv auto for the cortex (trait 3)"
 run "$LOBES" --dir "$T" serve
 like "$out" "dry run: nothing started" "serve without --apply only prints the plan"
-run "$LOBES" --dir "$T" --json serve --apply $fast
+run "$LOBES" --dir "$T" --json serve --apply --no-gateway $fast
 is "$rc" 0 "serve brings the thor fleet up"
 is "$(j '[r["outcome"] for r in d["roles"]]')" '["ready", "ready", "ready", "ready"]' "every feasible role is ready (hand is not rendered)"
 is "$(j 'all(d["roles"][i]["start_ms"] >= d["roles"][i-1]["window_ms"] for i in range(1, len(d["roles"])))')" true \

@@ -1,0 +1,222 @@
+#!/bin/bash
+# gateway.t — the front door end to end on a real dockerd: the thor fleet
+# (rendered by `lobes init` on a fixture Thor) runs as stand-in containers
+# (a test double of vLLM), and `lobes serve --apply` starts `lobes gateway`
+# as a background process after the engines; `lobes stop --apply` stops it
+# (draining) before them. Through the gateway: every route, by role name,
+# checkpoint id and alias; the infeasible hand's 404; a stopped engine's
+# 503; 401 without the key; after `serve --apply` again (a SIGHUP reload)
+# with new limits, 413 and 429; a client that goes away mid-stream shows as
+# an aborted request in the engine container's log within a second, by
+# Docker's own log timestamps.
+. "${LOBES_SRC:-.}/tests/lib.sh"
+. "$SRC/tests/standin/lib.sh"
+. "$SRC/tests/integration/docker.sh"
+HOSTS=$SRC/tests/fixtures/hosts
+HF=$SRC/tests/fixtures/hf
+IMAGES=$SRC/data/images
+command -v python3 >/dev/null || skip_all "python3 is needed to read --json"
+command -v jq >/dev/null || skip_all "jq is not installed"
+docker_start
+docker_build_standin || { ok 1 "build the stand-in image"; done_testing; }
+unset LOBES_SYSROOT
+export HF_HUB_CACHE=$HF/hub LOBES_NVML_LIB=$TMP/absent/libnvidia-ml.so.1
+. "$SRC/tests/integration/fleet_lib.sh"
+PROJECT_PREFIX=lobes-gw
+T=$TMP/thor
+# the gateway serve starts outlives serve: stop it (by its pid file) at exit
+gw_kill() {
+	local p
+	p=$(cat "$T/gateway.pid" 2>/dev/null) && kill -KILL "$p" 2>/dev/null
+	return 0
+}
+trap 'gw_kill; _docker_cleanup; standin_stop_all; rm -rf "$TMP"' EXIT
+fast="--poll-ms 200 --window-wait $WAIT --ready-wait $WAIT --mem-wait $WAIT"
+
+# streamed tokens 200 ms apart, so a stream is in flight long enough to act on
+STANDIN_EXTRA_ENV=STANDIN_TOKEN_MS=200 deploy "$T" thor thor || { ok 1 "deploy thor"; done_testing; }
+GWP=$(standin_free_port)
+KEY=gw-$RANDOM$RANDOM$RANDOM
+printf '%s\n' "$KEY" >"$T/gateway.key"
+chmod 600 "$T/gateway.key"
+cat >>"$T/.env" <<EOF
+LOBES_GATEWAY_PORT=$GWP
+LOBES_GATEWAY_HEALTH_INTERVAL_MS=300
+EOF
+
+# --- serve starts the gateway after the engines -------------------------------
+run "$LOBES" --dir "$T" serve $fast
+like "$out" "then start the gateway on http://127.0.0.1:$GWP \(log $T/gateway.log\)" \
+	"serve's dry run says it will start the gateway, where, and its log"
+run "$LOBES" --dir "$T" --json serve --apply $fast
+is "$rc" 0 "serve --apply brings the thor fleet and the gateway up"
+if [ "$rc" != 0 ]; then
+	printf '%s\n%s\n' "$out" "$errout" | sed 's/^/# /' | tail -n 30
+	tail -n 20 "$T/gateway.log" 2>/dev/null | sed 's/^/# gateway.log: /'
+	done_testing
+fi
+is "$(j 'd["gateway"]["action"]')" start "the result says the gateway was started"
+GW_PID=$(j 'd["gateway"]["pid"]')
+is "$(cat "$T/gateway.pid" 2>/dev/null)" "$GW_PID" "with the pid the gateway wrote to DIR/gateway.pid"
+ok "$(kill -0 "$GW_PID" 2>/dev/null; echo $?)" "the gateway runs after serve exited"
+is "$(stat -c %a "$T/gateway.log")" 600 "its log is mode 0600"
+like "$(tr '\0' ' ' </proc/"$GW_PID"/cmdline)" "gateway --pid-file $T/gateway.pid" "it runs as lobes gateway of this deploy dir"
+run "$LOBES" --dir "$T" --json status
+is "$(j 'd["gateway"]["running"]')" true "status shows the gateway running"
+
+# gw METHOD PATH [JSON] [KEY]: $code, $body, $hdrs
+gw() {
+	local args=(-sS -X "$1" --max-time 30 -D "$TMP/.hdrs" -o "$TMP/.body" -w '%{http_code}')
+	[ -n "${4-$KEY}" ] && args+=(-H "Authorization: Bearer ${4-$KEY}")
+	[ -n "${3:-}" ] && args+=(-H 'Content-Type: application/json' --data-binary "$3")
+	code=$(curl "${args[@]}" "http://127.0.0.1:$GWP$2" 2>/dev/null)
+	body=$(cat "$TMP/.body" 2>/dev/null)
+	hdrs=$(tr -d '\r' <"$TMP/.hdrs" 2>/dev/null)
+}
+all_ready() {
+	gw GET /capabilities "" ""
+	[ "$(jq -c '[.roles[] | select(.feasible) | .ready] | all' <<<"$body" 2>/dev/null)" = true ]
+}
+wait_for "$WAIT" all_ready
+ok $? "/capabilities (keyless) shows every feasible role ready"
+
+# --- routes --------------------------------------------------------------------
+Q='"messages":[{"role":"user","content":"What is the capital of France?"}]'
+CKPT=$(sed -n 's/^CORTEX_MODEL=//p' "$T/.env")
+for m in cortex "$CKPT" chat; do
+	gw POST /v1/chat/completions "{\"model\":\"$m\",$Q}"
+	is "$code" 200 "chat by '$m' answers 200"
+	is "$(jq -r .model <<<"$body")" cortex "answered by the cortex engine"
+done
+gw POST /v1/chat/completions "{$Q}"
+is "$code:$(jq -r .model <<<"$body")" 200:cortex "chat without a model goes to the cortex"
+gw POST /v1/completions '{"model":"cortex","prompt":"The capital of France is","max_tokens":8}'
+is "$code" 200 "completions answer 200"
+is "$(jq -r .object <<<"$body")" text_completion "as a text completion"
+gw POST /v1/embeddings '{"model":"embed","input":"hello"}'
+is "$code" 200 "embeddings by alias answer 200"
+ok "$([ "$(jq '.data[0].embedding | length' <<<"$body")" -gt 0 ]; echo $?)" "with an embedding"
+DOCS='"query":"What is the capital of France?","documents":["Paris is the capital of France.","Bananas are yellow."]'
+for p in /v1/rerank /rerank /v2/rerank; do
+	gw POST $p "{\"model\":\"reranker\",$DOCS}"
+	is "$code:$(jq -r '.results[0].index' <<<"$body")" 200:0 "$p answers 200, Paris first"
+done
+gw POST /v1/score '{"model":"reranker","text_1":"What is the capital of France?","text_2":"Paris is the capital of France."}'
+is "$code" 200 "score answers 200"
+gw GET /v1/models
+is "$code" 200 "/v1/models answers 200"
+ids=$(jq -r '[.data[].id] | sort | join(" ")' <<<"$body")
+for r in $(roles_of "$T"); do
+	like " $ids " " $r " "/v1/models lists $r by role name"
+	like " $ids " " $(sed -n "s/^$(upper "$r")_MODEL=//p" "$T/.env") " "and $r by its checkpoint id"
+done
+unlike " $ids " " hand " "/v1/models does not list the infeasible hand"
+gw GET /health "" ""
+is "$code" 200 "/health answers without a key"
+# an engine's own error is relayed as it is: status and body byte for byte
+BAD='{"model":"cortex","max_tokens":0,"messages":[{"role":"user","content":"hi"}]}'
+gw POST /v1/chat/completions "$BAD"
+PC=$(sed -n 's/^CORTEX_PORT=//p' "$T/.env")
+direct=$(curl -s -o "$TMP/direct" -w '%{http_code}' -H 'Content-Type: application/json' -d "$BAD" \
+	"http://127.0.0.1:$PC/v1/chat/completions")
+is "$code" "$direct" "an engine's 400 comes through with its status"
+ok "$(cmp -s "$TMP/.body" "$TMP/direct"; echo $?)" "and its body byte for byte"
+
+# --- honesty and auth ------------------------------------------------------------
+gw POST /v1/chat/completions "{\"model\":\"hand\",$Q}"
+is "$code:$(jq -r .error.code <<<"$body")" 404:role_infeasible "the infeasible hand answers 404 role_infeasible"
+gw POST /v1/chat/completions "{\"model\":\"nope\",$Q}"
+is "$code:$(jq -r .error.code <<<"$body")" 404:model_not_found "an unknown model answers 404 model_not_found"
+gw POST /v1/chat/completions "{\"model\":\"cortex\",$Q}" ""
+is "$code:$(jq -r .error.code <<<"$body")" 401:invalid_api_key "no key: 401 invalid_api_key"
+like "$hdrs" 'WWW-Authenticate: Bearer' "with WWW-Authenticate"
+gw POST /v1/chat/completions "{\"model\":\"cortex\",$Q}" "x$KEY"
+is "$code" 401 "a wrong key: 401"
+ok "$(grep -qF "$KEY" "$T/gateway.log"; [ $? = 1 ]; echo $?)" "the key never reaches the gateway's log"
+
+# a stopped engine: 503 with Retry-After, and ready false; back when it is
+(cd "$T" && compose stop -t 1 embedder >/dev/null 2>&1)
+gw POST /v1/embeddings '{"model":"embedder","input":"hello"}'
+is "$code:$(jq -r .error.type <<<"$body")" 503:backend_unavailable "a stopped engine answers 503 backend_unavailable"
+like "$hdrs" 'Retry-After: 5' "with Retry-After: 5"
+emb_ready() { gw GET /capabilities "" ""; [ "$(jq -r '.roles[] | select(.role=="embedder") | .ready' <<<"$body")" = "$1" ]; }
+wait_for "$WAIT" emb_ready false
+ok $? "/capabilities shows the embedder not ready"
+(cd "$T" && compose start embedder >/dev/null 2>&1)
+wait_for "$WAIT" emb_ready true
+ok $? "and ready again once its container is back"
+gw POST /v1/embeddings '{"model":"embedder","input":"hello"}'
+is "$code" 200 "then embeddings answer 200 again"
+
+# --- serve --apply again: the running gateway reloads the deploy dir -------------
+cat >>"$T/.env" <<EOF
+LOBES_GATEWAY_MAX_BODY_BYTES=4096
+LOBES_GATEWAY_MAX_INFLIGHT_CORTEX=1
+EOF
+run "$LOBES" --dir "$T" --json serve --apply $fast
+is "$rc" 0 "serve --apply on the running fleet"
+is "$(j 'd["gateway"]["action"]'):$(j 'd["gateway"]["pid"]')" "reload:$GW_PID" \
+	"tells the same gateway to reload (SIGHUP), not a second one"
+wait_for "$WAIT" grep -q '"event":"reloaded"' "$T/gateway.log"
+ok $? "the gateway logs the reload"
+big=$(head -c 6000 /dev/zero | tr '\0' a)
+gw POST /v1/chat/completions "{\"model\":\"cortex\",\"messages\":[{\"role\":\"user\",\"content\":\"$big\"}]}"
+is "$code" 413 "a body over the reloaded cap answers 413"
+
+LONG=$(printf 'word%.0s ' $(seq 30))
+SREQ="{\"model\":\"cortex\",\"stream\":true,\"max_tokens\":64,\"messages\":[{\"role\":\"user\",\"content\":\"$LONG\"}]}"
+curl -sN --max-time 120 -H "Authorization: Bearer $KEY" -d "$SREQ" "http://127.0.0.1:$GWP/v1/chat/completions" \
+	>"$TMP/held" 2>/dev/null &
+held=$!
+frames() { [ "$(grep -c '^data: {' "$1")" -ge 2 ]; }
+wait_for "$WAIT" frames "$TMP/held"
+ok $? "a stream to the cortex is flowing through the gateway"
+gw POST /v1/chat/completions "{\"model\":\"cortex\",$Q}"
+is "$code:$(jq -r .error.code <<<"$body")" 429:concurrency_limit "a second cortex request past its cap of 1: 429"
+like "$hdrs" 'Retry-After: ' "with Retry-After"
+
+# the client goes away mid-stream: the engine's request is aborted at once
+CID=$(cd "$T" && compose ps -q cortex)
+aborts() { docker logs "$CID" 2>&1 | grep -c 'Aborted request'; }
+n0=$(aborts)
+t_kill=$(date +%s.%N)
+kill "$held"
+wait "$held" 2>/dev/null
+more_aborts() { [ "$(aborts)" -gt "$n0" ]; }
+wait_for "$WAIT" more_aborts
+ok $? "the client's disconnect shows as an aborted request in the cortex container's log"
+# Docker stamps each log line when it reads it from the container (ns)
+t_abort=$(docker logs -t "$CID" 2>&1 | grep 'Aborted request' | tail -n1 | cut -d' ' -f1)
+delay=$(python3 -c "
+import datetime,sys
+s=sys.argv[1].rstrip('Z'); base,frac=(s.split('.')+['0'])[:2]
+t=datetime.datetime.strptime(base,'%Y-%m-%dT%H:%M:%S').replace(tzinfo=datetime.timezone.utc).timestamp()+float('0.'+frac)
+print('%.3f' % (t-float(sys.argv[2])))" "$t_abort" "$t_kill")
+ok "$(python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < 1.0 else 1)" "$delay"; echo $?)" \
+	"within 1 s of the disconnect ($delay s by Docker's log timestamps)"
+slot_free() { gw POST /v1/chat/completions "{\"model\":\"cortex\",$Q}"; [ "$code" = 200 ]; }
+wait_for "$WAIT" slot_free
+ok $? "the cortex slot is free again"
+
+# --- stop drains the gateway first, then the engines go ----------------------------
+curl -sN --max-time 120 -H "Authorization: Bearer $KEY" -d "$SREQ" "http://127.0.0.1:$GWP/v1/chat/completions" \
+	>"$TMP/drain" 2>/dev/null &
+cpid=$!
+wait_for "$WAIT" frames "$TMP/drain"
+ok $? "a stream is in flight when stop begins"
+run "$LOBES" --dir "$T" stop
+like "$out" "first stop the gateway \(pid $GW_PID\)" "stop's dry run says it stops the gateway first"
+run "$LOBES" --dir "$T" --json stop --apply --wait "$WAIT"
+is "$(j 'd["gateway"]["action"]'):$(j 'd["gateway"]["ok"]'):$(j 'd["gateway"]["killed"]')" stop:true:false \
+	"stop --apply stopped the gateway within its drain bound"
+wait "$cpid"
+like "$(tail -c 200 "$TMP/drain")" 'data: \[DONE\]' "the in-flight stream finished before the gateway exited"
+ok "$(kill -0 "$GW_PID" 2>/dev/null; [ $? = 1 ]; echo $?)" "the gateway process is gone"
+ok "$([ ! -e "$T/gateway.pid" ]; echo $?)" "and its pid file"
+like "$(cat "$T/gateway.log")" '"event":"draining"' "its log shows the drain"
+is "$(cd "$T" && compose ps -q | wc -l)" 0 "then the engines were taken down"
+run "$LOBES" --dir "$T" --json serve --no-gateway
+is "$(j 'd["gateway"]["action"]')" skip "serve --no-gateway would leave the gateway alone"
+run "$LOBES" --dir "$T" --json stop
+is "$(j 'd["gateway"]["action"]')" none "stop with no gateway running has none to stop"
+done_testing
