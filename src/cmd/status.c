@@ -192,8 +192,12 @@ static void print_text(const struct ctx *ctx, const json_t *res)
 			printf("%s  note: %s%s\n", c_yellow(ctx), jstr(r, "note"), c_reset(ctx));
 	}
 	const json_t *gw = json_object_get(res, "gateway");
-	printf("%-10s 127.0.0.1:%lld %s\n", "gateway", (long long)json_integer_value(json_object_get(gw, "port")),
+	long long gpid = json_integer_value(json_object_get(gw, "pid"));
+	printf("%-10s 127.0.0.1:%lld %s", "gateway", (long long)json_integer_value(json_object_get(gw, "port")),
 	       json_is_true(json_object_get(gw, "running")) ? "running" : "not running");
+	if (gpid)
+		printf(" (pid %lld, started by lobes serve; log %s)", gpid, jstr(gw, "log"));
+	printf("\n");
 	const json_t *probs = json_object_get(res, "problems");
 	long long nf = json_integer_value(json_object_get(res, "feasible_roles"));
 	if (!reach) {
@@ -306,6 +310,14 @@ CMD(status)
 				      (int)gport,
 				      "running", gport > 0 && gport < 65536 &&
 						http_health((int)gport, HEALTH_TIMEOUT_MS) == 200));
+	/* the one `lobes serve` started, when it runs (src/lib/runtime/gateway_proc.c) */
+	struct gwproc gproc;
+	if (gwproc_read(&gproc, ctx->dir, NULL) == 0 && gproc.pid) {
+		json_t *g = json_object_get(res, "gateway");
+		json_object_set_new(g, "pid", json_integer(gproc.pid));
+		json_object_set_new(g, "log", json_string(gproc.log_file));
+	}
+	gwproc_free(&gproc);
 	engine_container_list_free(&l);
 	engine_close(&en);
 	env_file_free(&env);

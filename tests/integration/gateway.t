@@ -62,7 +62,10 @@ ok "$(kill -0 "$GW_PID" 2>/dev/null; echo $?)" "the gateway runs after serve exi
 is "$(stat -c %a "$T/gateway.log")" 600 "its log is mode 0600"
 like "$(tr '\0' ' ' </proc/"$GW_PID"/cmdline)" "gateway --pid-file $T/gateway.pid" "it runs as lobes gateway of this deploy dir"
 run "$LOBES" --dir "$T" --json status
-is "$(j 'd["gateway"]["running"]')" true "status shows the gateway running"
+is "$(j 'd["gateway"]["running"]'):$(j 'd["gateway"]["pid"]')" "true:$GW_PID" "status shows the gateway running, with its pid"
+run "$LOBES" --dir "$T" status
+like "$out" "gateway +127.0.0.1:$GWP running \(pid $GW_PID, started by lobes serve; log $T/gateway.log\)" \
+	"status's table says serve started it and where its log is"
 
 # gw METHOD PATH [JSON] [KEY]: $code, $body, $hdrs
 gw() {
