@@ -1,10 +1,22 @@
-# tests/integration/fleet_lib.sh — deploy a rendered fleet onto the private
-# dockerd with the vLLM stand-in (a test double) in place of each role's
-# image. Source after tests/lib.sh, tests/standin/lib.sh and
-# tests/integration/docker.sh; needs HOSTS, HF, IMAGES and PROJECT_PREFIX.
+# tests/integration/fleet_lib.sh — a rendered fleet on the private dockerd
+# with the vLLM stand-in (a test double) in place of each role's image.
+# Source after tests/lib.sh, tests/standin/lib.sh and
+# tests/integration/docker.sh: it skips without python3/jq, starts dockerd,
+# builds the stand-in image and points the fixture paths; set
+# PROJECT_PREFIX (compose project names) after sourcing.
 #
 #   deploy DIR PROFILE CARD   init on the fixture box CARD, then point
 #   roles_of DIR / upper S / version_of IMAGE_REF / j EXPR (see below)
+HOSTS=$SRC/tests/fixtures/hosts
+HF=$SRC/tests/fixtures/hf
+IMAGES=${LOBES_IMAGES_DIR:-$SRC/data/images}
+command -v python3 >/dev/null || skip_all "python3 is needed to read --json"
+command -v jq >/dev/null || skip_all "jq is not installed"
+[ -d "$IMAGES" ] || skip_all "no image knowledge at $IMAGES"
+docker_start
+docker_build_standin || { ok 1 "build the stand-in image"; done_testing; }
+unset LOBES_SYSROOT
+export HF_HUB_CACHE=$HF/hub LOBES_NVML_LIB=$TMP/absent/libnvidia-ml.so.1
 
 roles_of() { grep -oE '^  [a-z]+:$' "$1/docker-compose.yml" | tr -d ' :'; }
 upper() { tr a-z A-Z <<<"$1"; }

@@ -17,18 +17,7 @@
 . "${LOBES_SRC:-.}/tests/lib.sh"
 . "$SRC/tests/standin/lib.sh"
 . "$SRC/tests/integration/docker.sh"
-HOSTS=$SRC/tests/fixtures/hosts
-HF=$SRC/tests/fixtures/hf
-IMAGES=${LOBES_IMAGES_DIR:-$SRC/data/images}
-command -v python3 >/dev/null || skip_all "python3 is needed to read compose and --json"
 python3 -c 'import yaml' 2>/dev/null || skip_all "python3-yaml is needed to read docker-compose config"
-command -v jq >/dev/null || skip_all "jq is not installed"
-[ -d "$IMAGES" ] || skip_all "no image knowledge at $IMAGES (per-role images not rendered yet)"
-docker_start
-docker_build_standin || { ok 1 "build the stand-in image"; done_testing; }
-unset LOBES_SYSROOT
-export HF_HUB_CACHE=$HF/hub LOBES_NVML_LIB=$TMP/absent/libnvidia-ml.so.1
-
 . "$SRC/tests/integration/fleet_lib.sh"
 PROJECT_PREFIX=lobes-fp
 fast="--poll-ms 200 --window-wait $WAIT --ready-wait $WAIT --mem-wait $WAIT"

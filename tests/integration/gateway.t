@@ -12,15 +12,6 @@
 . "${LOBES_SRC:-.}/tests/lib.sh"
 . "$SRC/tests/standin/lib.sh"
 . "$SRC/tests/integration/docker.sh"
-HOSTS=$SRC/tests/fixtures/hosts
-HF=$SRC/tests/fixtures/hf
-IMAGES=$SRC/data/images
-command -v python3 >/dev/null || skip_all "python3 is needed to read --json"
-command -v jq >/dev/null || skip_all "jq is not installed"
-docker_start
-docker_build_standin || { ok 1 "build the stand-in image"; done_testing; }
-unset LOBES_SYSROOT
-export HF_HUB_CACHE=$HF/hub LOBES_NVML_LIB=$TMP/absent/libnvidia-ml.so.1
 . "$SRC/tests/integration/fleet_lib.sh"
 PROJECT_PREFIX=lobes-gw
 T=$TMP/thor
