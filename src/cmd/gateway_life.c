@@ -96,11 +96,7 @@ json_t *gw_life_up(struct gw_life *l)
 			goto fail;
 		}
 		exe[n] = '\0';
-		char *dir = xstrdup(l->proc.pid_file);
-		*strrchr(dir, '/') = '\0';
-		int rc = gwproc_start(&l->proc, exe, dir, GWPROC_START_TIMEOUT_MS, &e);
-		free(dir);
-		if (rc < 0)
+		if (gwproc_start(&l->proc, exe, GWPROC_START_TIMEOUT_MS, &e) < 0)
 			goto fail;
 		json_object_set_new(o, "pid", json_integer(l->proc.pid));
 	}

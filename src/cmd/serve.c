@@ -415,6 +415,7 @@ CMD(serve)
 	gw = gw_life_up(&gl);
 	gw_life_close(&gl);
 	json_object_set(res, "gateway", gw);
+	secret_mask_json(res); /* the gateway's log lines, if it failed */
 	bool up_ok = json_is_true(json_object_get(res, "ok"));
 	bool ok = up_ok && json_is_true(json_object_get(gw, "ok"));
 	json_object_set_new(res, "ok", json_boolean(ok));

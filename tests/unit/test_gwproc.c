@@ -104,7 +104,7 @@ static void test_start_then_stop(void **state)
 	struct err *e = NULL;
 	assert_int_equal(gwproc_read(&g, dir, NULL), 0);
 	assert_true(g.stale); /* the last test's file */
-	assert_int_equal(gwproc_start(&g, exe, dir, 20000, &e), 0);
+	assert_int_equal(gwproc_start(&g, exe, 20000, &e), 0);
 	assert_true(g.pid > 0);
 	assert_false(g.stale);
 	pid_t pid = g.pid;
@@ -122,7 +122,7 @@ static void test_start_then_stop(void **state)
 	assert_int_equal(stat(g.log_file, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0600);
 	/* starting twice is refused */
-	assert_int_equal(gwproc_start(&g, exe, dir, 20000, &e), -1);
+	assert_int_equal(gwproc_start(&g, exe, 20000, &e), -1);
 	err_free(e);
 	e = NULL;
 	bool killed = true;
@@ -143,7 +143,7 @@ static void test_stop_kills_past_the_bound(void **state)
 	char *exe = stub("deaf");
 	struct gwproc g;
 	assert_int_equal(gwproc_read(&g, dir, NULL), 0);
-	assert_int_equal(gwproc_start(&g, exe, dir, 20000, NULL), 0);
+	assert_int_equal(gwproc_start(&g, exe, 20000, NULL), 0);
 	pid_t pid = g.pid;
 	bool killed = false;
 	assert_int_equal(gwproc_stop(&g, 300, &killed, NULL), 0);
@@ -161,7 +161,7 @@ static void test_early_exit_is_reported_with_its_log(void **state)
 	struct gwproc g;
 	struct err *e = NULL;
 	assert_int_equal(gwproc_read(&g, dir, NULL), 0);
-	assert_int_equal(gwproc_start(&g, exe, dir, 20000, &e), -1);
+	assert_int_equal(gwproc_start(&g, exe, 20000, &e), -1);
 	assert_non_null(strstr(e->msg, "exited (status 3) before it listened"));
 	assert_non_null(strstr(e->msg, "port 1 is taken"));
 	/* only this run's lines: the earlier runs' "gateway listening" is not quoted */
@@ -179,7 +179,7 @@ static void test_big_log_is_rotated(void **state)
 	struct gwproc g;
 	assert_int_equal(gwproc_read(&g, dir, NULL), 0);
 	assert_int_equal(truncate(g.log_file, GWPROC_LOG_ROTATE + 1), 0); /* sparse */
-	assert_int_equal(gwproc_start(&g, exe, dir, 20000, NULL), 0);
+	assert_int_equal(gwproc_start(&g, exe, 20000, NULL), 0);
 	char *old = xasprintf("%s.1", g.log_file);
 	struct stat st;
 	assert_int_equal(stat(old, &st), 0);

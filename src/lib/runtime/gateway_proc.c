@@ -141,10 +141,8 @@ static void exec_child(int logfd, char *const argv[])
 	_exit(127);
 }
 
-int gwproc_start(struct gwproc *g, const char *exe, const char *dir, int timeout_ms,
-		 struct err **err)
+int gwproc_start(struct gwproc *g, const char *exe, int timeout_ms, struct err **err)
 {
-	(void)dir;
 	if (g->pid)
 		return err_set(err, EXIT_INTERNAL, "the gateway already runs (pid %d)", (int)g->pid);
 	if (g->stale)

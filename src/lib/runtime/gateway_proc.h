@@ -37,12 +37,11 @@ struct gwproc {
 int gwproc_read(struct gwproc *g, const char *dir, struct err **err);
 void gwproc_free(struct gwproc *g);
 
-/* Start `exe --dir DIR gateway --pid-file ...` (g from gwproc_read, with no
+/* Start `exe --dir DIR gateway --pid-file ...` (g from gwproc_read of DIR, with no
  * gateway running) and wait up to timeout_ms for its pid file. When the
  * gateway exits first (bad settings, port taken) the error carries the
  * last lines of its log. */
-int gwproc_start(struct gwproc *g, const char *exe, const char *dir, int timeout_ms,
-		 struct err **err);
+int gwproc_start(struct gwproc *g, const char *exe, int timeout_ms, struct err **err);
 
 /* SIGHUP: the gateway re-reads the deploy dir (after `lobes init --apply`). */
 int gwproc_reload(const struct gwproc *g, struct err **err);
