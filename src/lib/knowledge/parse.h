@@ -1,6 +1,8 @@
 /*
  * parse.h — internal to src/lib/knowledge: the strict YAML walking helpers
- * (load.c) shared by the per-kind parsers (card.c, trait.c, profile.c).
+ * (ynode.c) and the shared sub-schemas (subschema.c) used by the per-kind
+ * parsers (card.c, trait.c, profile.c, images.c), and what the loader
+ * (load.c) and the cross-checks (check.c) need of those parsers.
  *
  * Every helper that finds a problem sets *err to EXIT_CONFIG with
  * "FILE:LINE:COL: what is wrong; expected WHAT", LINE:COL being the 1-based
@@ -24,6 +26,8 @@ struct yval {
 	struct fy_node *key, *val;
 };
 
+/* A libfyaml diagnostic object that collects errors and prints nothing. */
+struct fy_diag *quiet_diag(void);
 /* 1-based position of n; falls back to `fallback`'s, then to 1:1. */
 void node_pos(struct fy_node *n, struct fy_node *fallback, int *line, int *col);
 void pos_set(struct src_pos *p, const struct pctx *c, struct fy_node *n, struct fy_node *fallback);
