@@ -27,7 +27,7 @@
 #include "../render/render.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
-#include "../util/yaml_guard.h"
+#include "../util/yaml_doc.h"
 #include "../util/yaml_scalar.h"
 #include "gateway.h"
 #include "peers.h"
@@ -98,50 +98,17 @@ static int yerr(const char *name, struct fy_node *n, struct err **err, const cha
 	return err_set(err, EXIT_CONFIG, "%s:%d:%d: %s", name, line, col, what);
 }
 
-static void diag_discard(struct fy_diag *d, void *u, const char *b, size_t l)
-{
-	(void)d, (void)u, (void)b, (void)l;
-}
-
 /* Parse one YAML document through the guard; a syntax error is
  * "NAME:L:C: invalid YAML: ...". Shared by the gateway's settings, aliases and
  * peers files (gateway.h). */
 struct fy_document *gw_yaml_parse(const char *text, size_t len, const char *name,
 				  struct err **err)
 {
-	if (yaml_guard(name, text, len, err) < 0)
-		return NULL;
-	struct fy_diag_cfg dc;
-	fy_diag_cfg_default(&dc);
-	dc.fp = NULL;
-	dc.output_fn = diag_discard;
-	dc.colorize = false;
-	struct fy_diag *diag = fy_diag_create(&dc);
-	if (!diag) {
-		err_set(err, EXIT_INTERNAL, "%s: cannot create a YAML diagnostic object", name);
-		return NULL;
-	}
-	fy_diag_set_collect_errors(diag, true);
-	struct fy_parse_cfg pc = { .flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG, .diag = diag };
-	struct fy_parser *fyp = fy_parser_create(&pc);
 	struct fy_document *d = NULL;
-	if (fyp && fy_parser_set_string(fyp, text, len) == 0)
-		d = fy_parse_load_document(fyp);
-	void *it = NULL;
-	struct fy_diag_error *e = fy_diag_errors_iterate(diag, &it);
-	while (e && e->type < FYET_ERROR)
-		e = fy_diag_errors_iterate(diag, &it);
-	if (!d || e) {
-		if (d)
-			fy_parse_document_destroy(fyp, d);
-		d = NULL;
-		err_set(err, EXIT_CONFIG, "%s:%d:%d: invalid YAML: %s; expected a mapping", name,
-			e && e->line > 0 ? e->line : 1, e && e->column > 0 ? e->column : 1,
-			e && e->msg ? e->msg : "parse error");
-	}
-	if (fyp)
-		fy_parser_destroy(fyp);
-	fy_diag_destroy(diag);
+	if (yaml_doc_parse(name, text, len, 0, "a mapping", &d, err) < 0)
+		return NULL;
+	if (!d)
+		err_set(err, EXIT_CONFIG, "%s:1:1: invalid YAML: parse error; expected a mapping", name);
 	return d;
 }
 

@@ -3,10 +3,11 @@
  * operator's directory, one YAML document per file, each dispatched on its
  * `kind` to the per-kind parser and added to the container.
  *
- * Parsing is in two layers. libfyaml builds a document tree (its diagnostics
- * are collected, never printed; duplicate keys are let through so that our
- * own check can name the key); then the per-kind parsers (card.c, trait.c,
- * profile.c, images.c) walk the tree strictly with the helpers of ynode.c.
+ * Parsing is in two layers. yaml_doc_parse builds a document tree (guarded,
+ * quiet; duplicate keys are let through so that our own check can name the
+ * key, a second document is refused); then the per-kind parsers (card.c,
+ * trait.c, profile.c, images.c) walk the tree strictly with the helpers of
+ * ynode.c.
  *
  * Origins: a shipped entry (embedded, or a non-operator directory) and an
  * operator entry may share a name — the operator one replaces the shipped
@@ -22,7 +23,7 @@
 #include "embedded.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
-#include "../util/yaml_guard.h"
+#include "../util/yaml_doc.h"
 
 /* ---- the container ---------------------------------------------------- */
 
@@ -54,32 +55,6 @@
 		}                                                                                 \
 		_rc;                                                                              \
 	})
-
-static void parser_destroy(struct fy_parser **p)
-{
-	if (*p)
-		fy_parser_destroy(*p);
-}
-
-static void diag_destroy(struct fy_diag **d)
-{
-	if (*d)
-		fy_diag_destroy(*d);
-}
-
-/* The first collected error as "FILE:L:C: invalid YAML: msg; expected ...". */
-static int syntax_error(const struct pctx *c, struct fy_diag *d, struct err **err)
-{
-	void *it = NULL;
-	struct fy_diag_error *e;
-	while ((e = fy_diag_errors_iterate(d, &it)))
-		if (e->type >= FYET_ERROR)
-			return err_set(err, EXIT_CONFIG,
-				       "%s:%d:%d: invalid YAML: %s; expected a well-formed YAML document",
-				       c->file, e->line > 0 ? e->line : 1, e->column > 0 ? e->column : 1,
-				       e->msg ? e->msg : "parse error");
-	return 0;
-}
 
 static int add_defaults(struct knowledge *k, const struct pctx *c, struct fy_node *root,
 			struct err **err)
@@ -164,51 +139,24 @@ int knowledge_add_yaml(struct knowledge *k, const char *name, const char *text, 
 		       bool operator, struct err **err)
 {
 	struct pctx c = { name, operator };
-	if (yaml_guard(name, text, text ? len : 0, err) < 0)
+	struct fy_document *doc = NULL;
+	if (yaml_doc_parse(name, text, len, YAML_DOC_DUPLICATE_KEYS | YAML_DOC_ONLY_ONE,
+			   "a well-formed YAML document", &doc, err) < 0)
 		return -1;
-	__attribute__((cleanup(diag_destroy))) struct fy_diag *d = quiet_diag();
-	if (!d)
-		return err_set(err, EXIT_INTERNAL, "%s: cannot create a YAML diagnostic object", name);
-	struct fy_parse_cfg cfg = {
-		.flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG | FYPCF_ALLOW_DUPLICATE_KEYS,
-		.diag = d,
-	};
-	__attribute__((cleanup(parser_destroy))) struct fy_parser *fyp = fy_parser_create(&cfg);
-	if (!fyp)
-		return err_set(err, EXIT_INTERNAL, "%s: cannot create a YAML parser", name);
-	if (fy_parser_set_string(fyp, text ? text : "", text ? len : 0) != 0)
-		return err_set(err, EXIT_INTERNAL, "%s: cannot read the YAML text", name);
-	struct fy_document *doc = fy_parse_load_document(fyp);
-	if (!doc) {
-		if (syntax_error(&c, d, err) < 0)
-			return -1;
+	if (!doc)
 		return err_set(err, EXIT_CONFIG,
 			       "%s:1:1: empty document; expected a mapping with a 'kind' key", name);
-	}
 	int rc = -1;
 	struct fy_node *root = fy_document_root(doc);
-	struct fy_document *doc2 = fy_parse_load_document(fyp);
-	if (doc2) {
-		perr(&c, fy_document_root(doc2), NULL, err,
-		     "a second YAML document; expected one document per file");
-		fy_parse_document_destroy(fyp, doc2);
-		goto out;
-	}
-	if (syntax_error(&c, d, err) < 0)
-		goto out;
-	if (ynull(root)) {
+	if (ynull(root))
 		err_set(err, EXIT_CONFIG, "%s:1:1: empty document; expected a mapping with a 'kind' key",
 			name);
-		goto out;
-	}
-	if (!fy_node_is_mapping(root)) {
+	else if (!fy_node_is_mapping(root))
 		perr(&c, root, NULL, err, "the document is %s; expected a mapping with a 'kind' key",
 		     node_kind(root));
-		goto out;
-	}
-	rc = add_root(k, &c, root, err);
-out:
-	fy_parse_document_destroy(fyp, doc);
+	else
+		rc = add_root(k, &c, root, err);
+	fy_document_destroy(doc);
 	return rc;
 }
 

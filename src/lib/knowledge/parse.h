@@ -26,10 +26,8 @@ struct yval {
 	struct fy_node *key, *val;
 };
 
-/* A libfyaml diagnostic object that collects errors and prints nothing. */
-struct fy_diag *quiet_diag(void);
-/* 1-based position of n; falls back to `fallback`'s, then to 1:1. */
-void node_pos(struct fy_node *n, struct fy_node *fallback, int *line, int *col);
+/* The position of n (or fallback, else 1:1; yaml_node_pos) as an entry
+ * keeps it. */
 void pos_set(struct src_pos *p, const struct pctx *c, struct fy_node *n, struct fy_node *fallback);
 void pos_free(struct src_pos *p);
 /* Error at n (or fallback): "FILE:L:C: <fmt>". Returns -1. */

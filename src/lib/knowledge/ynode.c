@@ -1,9 +1,10 @@
 /*
  * ynode.c — the strict YAML walking helpers every knowledge parser uses
- * (declared in parse.h): where a node stands (1-based line:column, also for
- * collections), positioned error messages, and typed access to mapping
- * values — known keys only, no key twice, scalars, enums, lists of distinct
- * names — each failure naming the node at fault and what was expected.
+ * (declared in parse.h): positions kept with the entries (1-based
+ * line:column, from yaml_node_pos), positioned error messages, and typed
+ * access to mapping values — known keys only, no key twice, scalars,
+ * enums, lists of distinct names — each failure naming the node at fault
+ * and what was expected.
  */
 #include <ctype.h>
 #include <stdarg.h>
@@ -12,94 +13,16 @@
 #include "parse.h"
 #include "../util/buf.h"
 #include "../util/cleanup.h"
+#include "../util/yaml_doc.h"
 #include "../util/yaml_scalar.h"
 
 /* ---- positions and messages ------------------------------------------ */
-
-static void diag_discard(struct fy_diag *d, void *user, const char *buf, size_t len)
-{
-	(void)d;
-	(void)user;
-	(void)buf;
-	(void)len;
-}
-
-struct fy_diag *quiet_diag(void)
-{
-	struct fy_diag_cfg dc;
-	fy_diag_cfg_default(&dc);
-	dc.fp = NULL;
-	dc.output_fn = diag_discard;
-	dc.colorize = false;
-	struct fy_diag *d = fy_diag_create(&dc);
-	if (d)
-		fy_diag_set_collect_errors(d, true);
-	return d;
-}
-
-/* libfyaml exposes no start mark for a collection node; a node report on a
- * collecting diag carries it (1-based), so ask for one. */
-static bool collection_pos(struct fy_node *n, int *line, int *col)
-{
-	struct fy_diag *d = quiet_diag();
-	if (!d)
-		return false;
-	fy_diag_node_report(d, n, FYET_ERROR, "position");
-	void *it = NULL;
-	struct fy_diag_error *e = fy_diag_errors_iterate(d, &it);
-	bool ok = e && e->line > 0 && e->column > 0;
-	if (ok) {
-		*line = e->line;
-		*col = e->column;
-	}
-	fy_diag_destroy(d);
-	return ok;
-}
-
-static bool mark_of(struct fy_node *n, int *line, int *col)
-{
-	if (!n)
-		return false;
-	if (fy_node_is_scalar(n)) {
-		struct fy_token *t = fy_node_get_scalar_token(n);
-		const struct fy_mark *m = t ? fy_token_start_mark(t) : NULL;
-		if (!m)
-			return false;
-		*line = m->line + 1;
-		*col = m->column + 1;
-		/* the token of a quoted scalar or an alias starts after its
-		 * quote or '*'; point at the node as written */
-		enum fy_node_style st = fy_node_get_style(n);
-		if ((st == FYNS_SINGLE_QUOTED || st == FYNS_DOUBLE_QUOTED || st == FYNS_ALIAS) &&
-		    *col > 1)
-			(*col)--;
-		return true;
-	}
-	if (collection_pos(n, line, col))
-		return true;
-	/* last resort: the first child */
-	void *it = NULL;
-	if (fy_node_is_mapping(n)) {
-		struct fy_node_pair *p = fy_node_mapping_iterate(n, &it);
-		return p && mark_of(fy_node_pair_key(p), line, col);
-	}
-	struct fy_node *c = fy_node_sequence_iterate(n, &it);
-	return c && mark_of(c, line, col);
-}
-
-void node_pos(struct fy_node *n, struct fy_node *fallback, int *line, int *col)
-{
-	if (mark_of(n, line, col) || mark_of(fallback, line, col))
-		return;
-	*line = 1;
-	*col = 1;
-}
 
 void pos_set(struct src_pos *p, const struct pctx *c, struct fy_node *n, struct fy_node *fallback)
 {
 	free(p->file);
 	p->file = xstrdup(c->file);
-	node_pos(n, fallback, &p->line, &p->col);
+	yaml_node_pos(n, fallback, &p->line, &p->col);
 }
 
 void pos_free(struct src_pos *p)
@@ -112,7 +35,7 @@ int perr(const struct pctx *c, struct fy_node *n, struct fy_node *fallback, stru
 	 const char *fmt, ...)
 {
 	int line, col;
-	node_pos(n, fallback, &line, &col);
+	yaml_node_pos(n, fallback, &line, &col);
 	va_list ap;
 	va_start(ap, fmt);
 	_cleanup_free_ char *m = NULL;

@@ -9,7 +9,7 @@
 
 #include "../knowledge/embedded.h"
 #include "../util/cleanup.h"
-#include "../util/yaml_guard.h"
+#include "../util/yaml_doc.h"
 #include "../util/yaml_scalar.h"
 #include "render.h"
 
@@ -39,10 +39,9 @@ int fleet_template_parse(struct fleet_template *t, const char *name, const char 
 			 struct err **err)
 {
 	memset(t, 0, sizeof(*t));
-	if (yaml_guard(name, text, len, err) < 0)
+	struct fy_document *fyd = NULL;
+	if (yaml_doc_parse(name, text, len, 0, "a mapping", &fyd, err) < 0)
 		return -1;
-	struct fy_parse_cfg cfg = { .flags = FYPCF_QUIET | FYPCF_DEFAULT_VERSION_1_2 };
-	struct fy_document *fyd = fy_document_build_from_string(&cfg, text, len);
 	if (!fyd)
 		return err_set(err, EXIT_CONFIG, "%s: not valid YAML", name);
 	struct fy_node *root = fy_document_root(fyd);

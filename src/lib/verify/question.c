@@ -10,7 +10,7 @@
 #include "../util/buf.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
-#include "../util/yaml_guard.h"
+#include "../util/yaml_doc.h"
 #include "../util/yaml_scalar.h"
 #include "question.h"
 
@@ -167,10 +167,9 @@ int question_add_yaml(struct question_set *s, const char *file, const char *text
 		      struct err **err)
 {
 	struct qp c = { file, err };
-	if (yaml_guard(file, text, len, err) < 0)
+	struct fy_document *fyd = NULL;
+	if (yaml_doc_parse(file, text, len, 0, "a question document", &fyd, err) < 0)
 		return -1;
-	struct fy_parse_cfg cfg = { .flags = FYPCF_QUIET | FYPCF_DEFAULT_VERSION_1_2 };
-	struct fy_document *fyd = fy_document_build_from_string(&cfg, text, len);
 	if (!fyd)
 		return err_set(err, EXIT_CONFIG, "%s:1:1: not valid YAML; expected a question document", file);
 	struct question q = { 0 };

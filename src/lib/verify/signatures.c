@@ -1,6 +1,7 @@
 /*
- * signatures.c — load and validate boot-log signature files (libfyaml
- * document API, diagnostics collected, never printed).
+ * signatures.c — load and validate boot-log signature files (one guarded
+ * libfyaml document each, through yaml_doc_parse: diagnostics collected,
+ * never printed).
  *
  * Every check names the node it rejects as "file:line:col: what; expected
  * what". The checks: the document is a mapping of exactly `kind:
@@ -24,7 +25,7 @@
 #include "../knowledge/embedded.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
-#include "../util/yaml_guard.h"
+#include "../util/yaml_doc.h"
 #include "../util/yaml_scalar.h"
 #include "vversion.h"
 
@@ -423,45 +424,16 @@ static int add_sig(struct sigset *set, struct signature *s, struct err **err)
 	return 0;
 }
 
-static void diag_quiet(struct fy_diag *d, void *user, const char *buf, size_t len)
-{
-	(void)d, (void)user, (void)buf, (void)len;
-}
-
 static void fy_document_destroyp(struct fy_document **d) { fy_document_destroy(*d); }
-static void fy_diag_destroyp(struct fy_diag **d) { if (*d) fy_diag_destroy(*d); }
 
 int sigset_add_yaml(struct sigset *set, const char *file, const char *text, size_t len,
 		    bool from_operator, struct err **err)
 {
-	if (yaml_guard(file, text, len, err) < 0)
+	__attribute__((cleanup(fy_document_destroyp))) struct fy_document *doc = NULL;
+	if (yaml_doc_parse(file, text, len, 0, "valid YAML", &doc, err) < 0)
 		return -1;
-	struct fy_diag_cfg dcfg;
-	fy_diag_cfg_default(&dcfg);
-	dcfg.fp = NULL;
-	dcfg.output_fn = diag_quiet;
-	dcfg.colorize = false;
-	__attribute__((cleanup(fy_diag_destroyp))) struct fy_diag *diag = fy_diag_create(&dcfg);
-	if (!diag)
-		return err_set(err, EXIT_INTERNAL, "%s: cannot create a YAML diagnostic object", file);
-	fy_diag_set_collect_errors(diag, true);
-	struct fy_parse_cfg cfg = {
-		.flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG | FYPCF_DEFAULT_VERSION_1_2,
-		.diag = diag,
-	};
-	__attribute__((cleanup(fy_document_destroyp))) struct fy_document *doc =
-		fy_document_build_from_string(&cfg, text, len);
-	if (!doc) {
-		void *it = NULL;
-		struct fy_diag_error *e;
-		while ((e = fy_diag_errors_iterate(diag, &it)))
-			if (e->type >= FYET_ERROR) /* positions are 1-based here */
-				return fail_at(err, file,
-					       (struct pos){ e->line > 0 ? e->line : 1,
-							     e->column > 0 ? e->column : 1 },
-					       "%s; expected valid YAML", e->msg ? e->msg : "parse error");
+	if (!doc)
 		return err_set(err, EXIT_CONFIG, "%s: not valid YAML", file);
-	}
 	struct pos top = { 1, 1 };
 	struct fy_node *root = fy_document_root(doc);
 	if (!root || fy_node_get_type(root) != FYNT_MAPPING)

@@ -18,7 +18,7 @@
 #include "../../util/fs.h"
 #include "../../util/interp.h"
 #include "../../util/strv.h"
-#include "../../util/yaml_guard.h"
+#include "../../util/yaml_doc.h"
 #include "../../util/yaml_scalar.h"
 #include "doctor_int.h"
 
@@ -69,48 +69,18 @@ static char *interp(const char *s, struct deployed *d)
 	return xstrdup(s);
 }
 
-static void diag_discard(struct fy_diag *d, void *user, const char *buf, size_t len)
-{
-	(void)d;
-	(void)user;
-	(void)buf;
-	(void)len;
-}
-
 /* Parse YAML text; NULL with *why ("L:C: message") when it is not YAML. */
 static struct fy_document *yaml_parse(const char *text, char **why)
 {
-	struct err *ge = NULL;
-	if (yaml_guard(NULL, text, strlen(text), &ge) < 0) {
-		*why = xstrdup(ge->msg);
-		err_free(ge);
+	struct err *e = NULL;
+	struct fy_document *doc = NULL;
+	if (yaml_doc_parse(NULL, text, strlen(text), 0, NULL, &doc, &e) < 0) {
+		*why = xstrdup(e->msg);
+		err_free(e);
 		return NULL;
 	}
-	struct fy_diag_cfg dc;
-	fy_diag_cfg_default(&dc);
-	dc.fp = NULL;
-	dc.output_fn = diag_discard;
-	dc.colorize = false;
-	struct fy_diag *d = fy_diag_create(&dc);
-	if (!d) {
-		*why = xstrdup("cannot create a YAML diagnostic object");
-		return NULL;
-	}
-	fy_diag_set_collect_errors(d, true);
-	struct fy_parse_cfg cfg = { .flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG | FYPCF_DEFAULT_VERSION_1_2,
-				    .diag = d };
-	struct fy_document *doc = fy_document_build_from_string(&cfg, text, strlen(text));
-	if (!doc) {
-		void *it = NULL;
-		struct fy_diag_error *e;
-		while ((e = fy_diag_errors_iterate(d, &it)))
-			if (e->type >= FYET_ERROR)
-				break;
-		*why = e ? xasprintf("%d:%d: %s", e->line > 0 ? e->line : 1, e->column > 0 ? e->column : 1,
-				     e->msg ? e->msg : "parse error")
-			 : xstrdup("1:1: not a YAML document");
-	}
-	fy_diag_destroy(d);
+	if (!doc)
+		*why = xstrdup("1:1: not a YAML document");
 	return doc;
 }
 
