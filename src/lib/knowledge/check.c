@@ -4,25 +4,10 @@
  * the reference), the roles a profile orders are known and listed once,
  * and the serving check of images.c; plus the lookups by name and freeing.
  */
-#include <stdarg.h>
 #include <string.h>
 
 #include "parse.h"
 #include "../util/cleanup.h"
-
-static int pos_err(const struct src_pos *p, struct err **err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int pos_err(const struct src_pos *p, struct err **err, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	_cleanup_free_ char *m = NULL;
-	if (vasprintf(&m, fmt, ap) < 0)
-		m = NULL;
-	va_end(ap);
-	_cleanup_free_ char *where = src_pos_str(p);
-	return err_set(err, EXIT_CONFIG, "%s: %s", where, m ? m : "error");
-}
 
 int knowledge_check(const struct knowledge *k, struct err **err)
 {

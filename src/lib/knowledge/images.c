@@ -14,7 +14,6 @@
  *   evidence: [..]
  */
 #include <ctype.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,20 +117,6 @@ const struct vimage *knowledge_image(const struct knowledge *k, const char *ref)
 	return NULL;
 }
 
-static int at_err(const struct src_pos *p, struct err **err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int at_err(const struct src_pos *p, struct err **err, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	_cleanup_free_ char *m = NULL;
-	if (vasprintf(&m, fmt, ap) < 0)
-		m = NULL;
-	va_end(ap);
-	_cleanup_free_ char *where = src_pos_str(p);
-	return err_set(err, EXIT_CONFIG, "%s: %s", where, m ? m : "error");
-}
-
 /* The flag a knob renders as, for the registry check (NULL: no value check). */
 static const char *knob_flag(enum knob_id kn)
 {
@@ -167,15 +152,15 @@ static int check_role(const struct knowledge *k, const struct profile *p, enum r
 	if (!rs->present || (feas && strcmp(feas, "false") == 0))
 		return 0;
 	if (!img)
-		return at_err(ipos, err, "profile '%s' role '%s' has no image; expected image: "
+		return pos_err(ipos, err, "profile '%s' role '%s' has no image; expected image: "
 			      "name@sha256:<64 hex digits>", p->name, role_name(r));
 	_cleanup_free_ char *why = image_ref_problem(img);
 	if (why)
-		return at_err(ipos, err, "profile '%s' role '%s': image '%s' is %s", p->name, role_name(r),
+		return pos_err(ipos, err, "profile '%s' role '%s': image '%s' is %s", p->name, role_name(r),
 			      img, why);
 	const struct vimage *vi = knowledge_image(k, img);
 	if (!vi)
-		return at_err(ipos, err, "profile '%s' role '%s': image '%s' is not a known image; expected "
+		return pos_err(ipos, err, "profile '%s' role '%s': image '%s' is not a known image; expected "
 			      "one recorded in data/images/ (with the vLLM it carries)",
 			      p->name, role_name(r), img);
 	struct vllm_reg reg;
@@ -191,7 +176,7 @@ static int check_role(const struct knowledge *k, const struct profile *p, enum r
 			continue;
 		_cleanup_free_ char *bad = NULL;
 		if (vllm_reg_check_arg(&reg, flag, v, &bad) < 0)
-			rc = at_err(&rs->knob_pos[kn], err, "profile '%s' role '%s': %s (image %s)", p->name,
+			rc = pos_err(&rs->knob_pos[kn], err, "profile '%s' role '%s': %s (image %s)", p->name,
 				    role_name(r), bad, vi->name);
 	}
 	vllm_reg_free(&reg);

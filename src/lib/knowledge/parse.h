@@ -33,6 +33,10 @@ void pos_free(struct src_pos *p);
 /* Error at n (or fallback): "FILE:L:C: <fmt>". Returns -1. */
 int perr(const struct pctx *c, struct fy_node *n, struct fy_node *fallback, struct err **err,
 	 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* Error at a kept position (a cross-reference found after parsing):
+ * "FILE:L:C: <fmt>". Returns -1. */
+int pos_err(const struct src_pos *p, struct err **err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* True for a missing node or a plain null scalar (empty, ~, null). */
 bool ynull(struct fy_node *n);

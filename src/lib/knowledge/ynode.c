@@ -31,6 +31,16 @@ void pos_free(struct src_pos *p)
 	p->file = NULL;
 }
 
+/* "FILE:L:C: <message>" as a config error; -1. */
+static int vat_err(const char *file, int line, int col, struct err **err, const char *fmt,
+		   va_list ap)
+{
+	_cleanup_free_ char *m = NULL;
+	if (vasprintf(&m, fmt, ap) < 0)
+		m = NULL;
+	return err_set(err, EXIT_CONFIG, "%s:%d:%d: %s", file, line, col, m ? m : "error");
+}
+
 int perr(const struct pctx *c, struct fy_node *n, struct fy_node *fallback, struct err **err,
 	 const char *fmt, ...)
 {
@@ -38,11 +48,19 @@ int perr(const struct pctx *c, struct fy_node *n, struct fy_node *fallback, stru
 	yaml_node_pos(n, fallback, &line, &col);
 	va_list ap;
 	va_start(ap, fmt);
-	_cleanup_free_ char *m = NULL;
-	if (vasprintf(&m, fmt, ap) < 0)
-		m = NULL;
+	int rc = vat_err(c->file, line, col, err, fmt, ap);
 	va_end(ap);
-	return err_set(err, EXIT_CONFIG, "%s:%d:%d: %s", c->file, line, col, m ? m : "error");
+	return rc;
+}
+
+int pos_err(const struct src_pos *p, struct err **err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	/* as src_pos_str() writes a position */
+	int rc = vat_err(p && p->file ? p->file : "-", p ? p->line : 0, p ? p->col : 0, err, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 static char *join(const char *const *words, const char *last_sep)
