@@ -27,238 +27,15 @@
  * --hf-overrides ranks wrongly (its classifier head is not the trained one).
  * Exit codes follow vLLM: 2 usage, 1 any engine failure, 0 clean shutdown.
  */
-#include <arpa/inet.h>
-#include <ctype.h>
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <jansson.h>
 #include <math.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "standin.h"
 
-#define GiB (1024.0 * 1024.0 * 1024.0)
-#define PKG "/usr/local/lib/python3.12/dist-packages/vllm"
-
-
-/* ---- time, signals, memory ------------------------------------------- */
-
-static sigset_t stop_signals;
 static struct standin state;
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static long env_long(const char *name, long def)
-{
-	const char *v = getenv(name);
-	char *end;
-	long n;
-
-	if (!v || !*v)
-		return def;
-	n = strtol(v, &end, 10);
-	return (end == v || *end || n < 0) ? def : n;
-}
-
-/* Parse a byte count with an optional K/M/G/T (binary) suffix; -1 if bad. */
-static double parse_bytes(const char *v)
-{
-	char *end;
-	double n = strtod(v, &end);
-
-	if (end == v || n < 0)
-		return -1;
-	switch (toupper((unsigned char)*end)) {
-	case 'K': n *= 1024.0; end++; break;
-	case 'M': n *= 1048576.0; end++; break;
-	case 'G': n *= GiB; end++; break;
-	case 'T': n *= GiB * 1024.0; end++; break;
-	default: break;
-	}
-	if (!strcasecmp(end, "iB") || !strcasecmp(end, "B"))
-		end += strlen(end);
-	return *end ? -1 : n;
-}
-
-/* SIGTERM/SIGINT stay blocked and are taken by sigtimedwait() in nap();
- * a handler (never run) keeps them from being ignored when the stand-in is
- * PID 1 in a container, where a default disposition drops them. */
-static void on_stop_signal(int sig)
-{
-	(void)sig;
-}
-
-static void shutdown_and_exit(int code, bool serving)
-{
-	vlog(LV_INFO, "launcher.py:101", "Shutting down FastAPI HTTP server.");
-	if (serving) {
-		uvlog("Shutting down");
-		uvlog("Waiting for application shutdown.");
-		uvlog("Application shutdown complete.");
-		uvlog("Finished server process [%d]", (int)getpid());
-	}
-	http_stop();
-	exit(code);
-}
-
-/* Sleep ms milliseconds; SIGTERM/SIGINT meanwhile end the process (0). */
-static void nap(long ms, bool serving)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	if (ms <= 0)
-		return;
-	while (true) {
-		int sig = sigtimedwait(&stop_signals, NULL, &ts);
-		if (sig > 0)
-			shutdown_and_exit(0, serving);
-		if (errno != EINTR)
-			return;
-	}
-}
-
-/* MemTotal or MemFree from /proc/meminfo in bytes; 0 if unreadable. */
-static double meminfo(const char *key)
-{
-	FILE *f = fopen("/proc/meminfo", "r");
-	char line[256];
-	size_t klen = strlen(key);
-	double v = 0;
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof line, f))
-		if (!strncmp(line, key, klen) && line[klen] == ':') {
-			v = strtod(line + klen + 1, NULL) * 1024.0;
-			break;
-		}
-	fclose(f);
-	return v;
-}
-
-/* Allocate n bytes and write one byte in every page, so they are resident.
- * Returns NULL (nothing held) when n is 0 or the allocation fails. */
-static char *hold(double n)
-{
-	size_t len = (size_t)n;
-	long page = sysconf(_SC_PAGESIZE);
-	char *p;
-
-	if (len == 0)
-		return NULL;
-	p = malloc(len);
-	if (!p)
-		return NULL;
-	for (size_t i = 0; i < len; i += (size_t)page)
-		p[i] = 1;
-	p[len - 1] = 1;
-	return p;
-}
-
-static void engine_failed(void)
-{
-	raw(true, "RuntimeError: Engine core initialization failed. See root cause above. "
-		  "Failed core proc(s): {}");
-	exit(1);
-}
-
-static void oom(double bytes)
-{
-	static const char *const frames[] = {
-		"  File \"" PKG "/v1/worker/gpu_model_runner.py\", line 3581, in initialize_kv_cache_tensors",
-		"    tensor = torch.zeros(kv_cache_tensor.size, dtype=torch.int8, device=self.device)",
-		NULL,
-	};
-	char msg[256];
-
-	snprintf(msg, sizeof msg,
-		 "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate %.2f GiB.",
-		 bytes / GiB);
-	vtraceback("core.py:708", "EngineCore failed to start.", frames, msg);
-	engine_failed();
-}
-
-/* True when hf_overrides (JSON text, may be NULL) holds what vLLM's docs
- * ask for to serve the original Qwen3-Reranker as a classifier:
- * architectures [Qwen3ForSequenceClassification], classifier_from_token
- * ["no", "yes"], is_original_qwen3_reranker true. */
-static bool qwen3_reranker_overrides(const char *hf_overrides)
-{
-	json_t *j = hf_overrides ? json_loads(hf_overrides, 0, NULL) : NULL;
-	json_t *tok = json_object_get(j, "classifier_from_token");
-	bool ok = json_is_true(json_object_get(j, "is_original_qwen3_reranker")) &&
-		  json_array_size(tok) == 2 &&
-		  !strcmp(json_string_value(json_array_get(tok, 0)) ?: "", "no") &&
-		  !strcmp(json_string_value(json_array_get(tok, 1)) ?: "", "yes") &&
-		  !strcmp(json_string_value(json_array_get(json_object_get(j, "architectures"), 0)) ?: "",
-			  "Qwen3ForSequenceClassification");
-
-	json_decref(j);
-	return ok;
-}
-
-/* True when the --speculative-config JSON (may be NULL) asks for MTP. */
-static bool mtp(const char *speculative)
-{
-	json_t *j = speculative ? json_loads(speculative, 0, NULL) : NULL;
-	const char *m = json_string_value(json_object_get(j, "method"));
-	bool yes = m && strstr(m, "mtp");
-
-	json_decref(j);
-	return yes;
-}
-
-/* ---- boot ------------------------------------------------------------- */
-
-/* Bind host:port now (vLLM binds before starting the engine), listen later. */
-static int bind_early(const char *host, int port)
-{
-	struct sockaddr_storage ss;
-	socklen_t len;
-	int fd, one = 1;
-	struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
-	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
-
-	memset(&ss, 0, sizeof ss);
-	if (!strcmp(host, "localhost"))
-		host = "127.0.0.1";
-	if (inet_pton(AF_INET, host, &in4->sin_addr) == 1) {
-		in4->sin_family = AF_INET;
-		in4->sin_port = htons((uint16_t)port);
-		len = sizeof *in4;
-	} else if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
-		in6->sin6_family = AF_INET6;
-		in6->sin6_port = htons((uint16_t)port);
-		len = sizeof *in6;
-	} else {
-		raw(true, "socket.gaierror: [Errno -2] Name or service not known: '%s'", host);
-		exit(1);
-	}
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-	    bind(fd, (struct sockaddr *)&ss, len) < 0) {
-		raw(true, "OSError: [Errno %d] %s", errno,
-		    errno == EADDRINUSE ? "Address already in use" : strerror(errno));
-		exit(1);
-	}
-	return fd;
-}
 
 static bool is_fp8(const char *kv)
 {
@@ -295,18 +72,6 @@ static enum task resolve_task(const struct opts *o, const struct ckpt *c)
 			return TASK_EMBED;
 	}
 	return TASK_GENERATE;
-}
-
-/* The compute capability the card's GPU reports, as "sm_NNN". */
-static const char *card_sm(const char *card)
-{
-	if (!strcmp(card, "spark"))
-		return "sm_121";
-	if (!strcmp(card, "thor"))
-		return "sm_110";
-	if (!strncmp(card, "orin", 4))
-		return "sm_87";
-	return "sm_90";
 }
 
 int main(int argc, char **argv)
@@ -371,13 +136,7 @@ int main(int argc, char **argv)
 			scale = 1.0;
 	}
 
-	sigemptyset(&stop_signals);
-	sigaddset(&stop_signals, SIGTERM);
-	sigaddset(&stop_signals, SIGINT);
-	sigprocmask(SIG_BLOCK, &stop_signals, NULL);
-	signal(SIGTERM, on_stop_signal);
-	signal(SIGINT, on_stop_signal);
-	signal(SIGPIPE, SIG_IGN);
+	signals_init();
 
 	vlog(LV_INFO, "api_server.py:1896", "vLLM API server version %s", version);
 	vlog(LV_INFO, "api_server.py:1897",
@@ -423,25 +182,8 @@ int main(int argc, char **argv)
 	if (thor && state.task == TASK_GENERATE)
 		backend = "TRITON_ATTN";  /* sm_110: generation always lands on Triton */
 
-	state.fault = FAULT_NONE;
-	if (thor) {
-		bool triton = !strcmp(backend, "TRITON_ATTN");
-		if (state.task == TASK_CLASSIFY && !o.eager)
-			state.fault = FAULT_GRAPH_KILL;
-		else if (state.task != TASK_GENERATE && !triton)
-			state.fault = FAULT_POOLING_HANG;
-		else if (state.task == TASK_GENERATE && strcasestr(o.model, "lfm2.5-1.2b"))
-			state.fault = FAULT_CORRUPT_THEN_DIE;
-		else if (state.task == TASK_GENERATE && mtp(o.speculative) &&
-			 (strcasestr(o.model, "qwen3.8-27b") || strcasestr(o.model, "qwen3.6-27b") ||
-			  strcasestr(o.model, "qwen3.6-35b")))
-			state.fault = FAULT_MTP_NO_KERNEL;
-	}
-	/* The original Qwen3-Reranker checkpoint is a causal LM: served as a
-	 * classifier without vLLM's documented overrides, its head is not the
-	 * one it trained, on any card. */
-	state.wrong_scores = state.task == TASK_CLASSIFY && ends_with(c.arch, "ForCausalLM") &&
-			     !qwen3_reranker_overrides(o.hf_overrides);
+	state.fault = card_fault(thor, state.task, backend, o.eager, o.model, o.speculative);
+	state.wrong_scores = wrong_scores(state.task, c.arch, o.hf_overrides);
 	fp8_assert = thor && state.task == TASK_GENERATE && fp8 && !c.kv_scales &&
 		     !strcmp(backend, "TRITON_ATTN") && env_long("STANDIN_FP8_ASSERT", 1) != 0;
 
@@ -465,27 +207,8 @@ int main(int argc, char **argv)
 	}
 	free0 = fmin(meminfo("MemFree"), total);
 	requested = o.util * total;
-	if (free0 < requested) {
-		static const char *const frames[] = {
-			"  File \"" PKG "/v1/engine/core.py\", line 699, in run_engine_core",
-			"    engine_core = EngineCoreProc(*args, **kwargs)",
-			"  File \"" PKG "/v1/executor/abstract.py\", line 54, in __init__",
-			"    self._init_executor()",
-			"  File \"" PKG "/v1/worker/gpu_worker.py\", line 228, in init_device",
-			"    self.requested_memory = request_memory(init_snapshot, self.cache_config)",
-			"  File \"" PKG "/v1/worker/utils.py\", line 361, in request_memory",
-			"    raise ValueError(",
-			NULL,
-		};
-		char msg[512];
-		snprintf(msg, sizeof msg,
-			 "ValueError: Free memory on device cuda:0 (%.2f/%.2f GiB) on startup is less "
-			 "than desired GPU memory utilization (%g, %.2f GiB). Decrease GPU memory "
-			 "utilization or reduce GPU memory used by other processes.",
-			 free0 / GiB, total / GiB, o.util, requested / GiB);
-		vtraceback("core.py:708", "EngineCore failed to start.", frames, msg);
-		engine_failed();
-	}
+	if (free0 < requested)
+		fail_free_memory(free0, total, o.util, requested);
 
 	/* Weight load. */
 	vlog(LV_INFO, "gpu_model_runner.py:2602", "Starting to load model %s...", o.model);
@@ -521,21 +244,8 @@ int main(int argc, char **argv)
 
 	/* Memory profiling: a neighbour's growth meanwhile counts against us. */
 	nap(env_long("STANDIN_PROFILE_MS", 300), false);
-	if (fp8_assert) {
-		static const char *const frames[] = {
-			"  File \"" PKG "/v1/engine/core.py\", line 699, in run_engine_core",
-			"    engine_core = EngineCoreProc(*args, **kwargs)",
-			"  File \"" PKG "/v1/engine/core.py\", line 190, in _initialize_kv_caches",
-			"    available_gpu_memory = self.model_executor.determine_available_memory()",
-			"  File \"" PKG "/v1/worker/gpu_worker.py\", line 263, in determine_available_memory",
-			"    self.model_runner.profile_run()",
-			"  File \"" PKG "/v1/attention/backends/triton_attn.py\", line 312, in forward",
-			"    assert layer.k_scale > 0.0",
-			NULL,
-		};
-		vtraceback("core.py:708", "EngineCore failed to start.", frames, "AssertionError");
-		engine_failed();
-	}
+	if (fp8_assert)
+		fail_fp8_assert();
 	free1 = fmin(meminfo("MemFree"), total);
 	non_torch = (free0 - free1) - weights * scale;
 	if (non_torch < 0)
@@ -543,21 +253,8 @@ int main(int argc, char **argv)
 	activation = requested / 20;
 	kv = requested - weights - activation - non_torch;
 	vlog(LV_INFO, "gpu_worker.py:298", "Available KV cache memory: %.2f GiB", kv / GiB);
-	if (kv <= 0) {
-		static const char *const frames[] = {
-			"  File \"" PKG "/v1/engine/core.py\", line 699, in run_engine_core",
-			"    engine_core = EngineCoreProc(*args, **kwargs)",
-			"  File \"" PKG "/v1/engine/core.py\", line 199, in _initialize_kv_caches",
-			"    kv_cache_configs = get_kv_cache_configs(vllm_config, kv_cache_specs, available_gpu_memory)",
-			"  File \"" PKG "/v1/core/kv_cache_utils.py\", line 688, in check_enough_kv_cache_memory",
-			"    raise ValueError(",
-			NULL,
-		};
-		vtraceback("core.py:708", "EngineCore failed to start.", frames,
-			   "ValueError: No available memory for the cache blocks. Try increasing "
-			   "`gpu_memory_utilization` when initializing the engine.");
-		engine_failed();
-	}
+	if (kv <= 0)
+		fail_no_cache_blocks();
 	per_token = 2 * c.layers * c.kv_heads * c.head_dim * (fp8 ? 1 : 2);
 	tokens = (long)(kv / per_token) / block * block;
 	commas(tokens, tok, sizeof tok);

@@ -9,8 +9,9 @@
  * card it pretends to run on (STANDIN_CARD). lobes' tests use it in place of
  * the real server; production runs vLLM.
  *
- * Layout: main.c (command line, boot phases, faults), log.c (vLLM log
- * format), http.c (libmicrohttpd server, routing, SSE streaming),
+ * Layout: main.c (command line, boot phases), fault.c (boot failures and
+ * the recorded faults of a card), sys.c (clock, signals, memory, early
+ * bind), log.c (vLLM log format), http.c (libmicrohttpd server, routing, SSE streaming),
  * generate.c (chat and completions: tool calls, reasoning split, stream
  * frames), pool.c (embeddings, rerank, score), model.c (toy chat, embedding
  * and rerank semantics), curl.c (the `curl` personality for container
@@ -181,6 +182,43 @@ void api_completions(struct reply *r, json_t *req);
 void api_embeddings(struct reply *r, json_t *req);
 void api_rerank(struct reply *r, json_t *req);
 void api_score(struct reply *r, json_t *req);
+
+/* sys.c — host facilities. */
+#define GiB (1024.0 * 1024.0 * 1024.0)
+double now_s(void); /* monotonic seconds */
+/* A non-negative integer from the environment, def when unset or bad. */
+long env_long(const char *name, long def);
+/* A byte count with an optional K/M/G/T (binary) suffix; -1 if bad. */
+double parse_bytes(const char *v);
+/* Block SIGTERM/SIGINT (taken in nap()), ignore SIGPIPE. */
+void signals_init(void);
+/* Log vLLM's (and, when serving, uvicorn's) shutdown lines, stop, exit. */
+void shutdown_and_exit(int code, bool serving) __attribute__((noreturn));
+/* Sleep ms milliseconds; SIGTERM/SIGINT meanwhile end the process (0). */
+void nap(long ms, bool serving);
+/* MemTotal or MemFree from /proc/meminfo in bytes; 0 if unreadable. */
+double meminfo(const char *key);
+/* n bytes allocated and touched (resident); NULL when n is 0 or on failure. */
+char *hold(double n);
+/* Bind host:port now (vLLM binds before starting the engine); exits 1 on
+ * failure with Python's error line. */
+int bind_early(const char *host, int port);
+
+/* fault.c — vLLM's failures (each exits 1) and the card's faults. */
+void engine_failed(void) __attribute__((noreturn));
+void oom(double bytes) __attribute__((noreturn));
+void fail_free_memory(double free0, double total, double util, double requested)
+	__attribute__((noreturn));
+void fail_fp8_assert(void) __attribute__((noreturn));
+void fail_no_cache_blocks(void) __attribute__((noreturn));
+/* The fault requests meet on the pretended card (FAULT_NONE off Thor). */
+enum fault card_fault(bool thor, enum task task, const char *backend, bool eager,
+		      const char *model, const char *speculative);
+/* A classifier whose head is not the trained one (the original
+ * Qwen3-Reranker without vLLM's documented --hf-overrides). */
+bool wrong_scores(enum task task, const char *arch, const char *hf_overrides);
+/* The compute capability the card's GPU reports, as "sm_NNN". */
+const char *card_sm(const char *card);
 
 /* http.c — start serving on s->listen_fd; returns 0 or -1 (logged). */
 int http_start(struct standin *s);
