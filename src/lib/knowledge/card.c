@@ -127,16 +127,6 @@ static int parse_detect(const struct pctx *c, struct yval v, struct card *out, s
 	return parse_band(c, map_find(v.val, "memory_gib"), out, err);
 }
 
-static bool backend_ok(const char *s)
-{
-	if (!isupper((unsigned char)*s))
-		return false;
-	for (; *s; s++)
-		if (!isupper((unsigned char)*s) && !isdigit((unsigned char)*s) && *s != '_')
-			return false;
-	return true;
-}
-
 static int parse_attention_path(const struct pctx *c, struct yval v, struct card *out,
 				struct err **err)
 {
@@ -152,7 +142,7 @@ static int parse_attention_path(const struct pctx *c, struct yval v, struct card
 			return -1;
 		if (!lv.key)
 			continue;
-		if (!s || !backend_ok(s))
+		if (!s || !upper_name_ok(s))
 			return perr(c, lv.val, lv.key, err,
 				    "attention path '%s' is not a backend name; expected an UPPER_CASE "
 				    "name such as FLASH_ATTN",

@@ -76,6 +76,9 @@ char *join_comma(const char *const *words);
 const char *node_kind(struct fy_node *n);
 /* A valid knowledge name: non-empty, no '/', no "..", no spaces. */
 bool name_ok(const char *s);
+/* An upper-case identifier: a capital, then capitals, digits and '_'
+ * (attention backends, environment variable names). */
+bool upper_name_ok(const char *s);
 #define NAME_EXPECT "a non-empty name without '/', '..' or spaces"
 /* The head every card, trait and profile shares: check root's keys against
  * keys[] (`kind` names the entry, `where` is "a card"...), then read its
@@ -89,6 +92,12 @@ int yevidence(const struct pctx *c, struct fy_node *m, struct fy_node *mkey, con
 /* knob_canon with a message: the canonical value (caller frees), or NULL
  * and *why = "<knob> 'v' is invalid; expected ..." (caller frees). */
 char *knob_value(enum knob_id k, const char *v, char **why);
+/* Every knob name, NULL-terminated: the keys of a knobs mapping. */
+const char *const *knob_keys(void);
+/* One `knob: value` pair of a mapping whose keys map_check() accepted
+ * against knob_keys(): *k and the canonical value (caller frees), or NULL
+ * with *err at the value (empty, not a scalar, or refused by knob_canon). */
+char *yknob(const struct pctx *c, struct yval kv, enum knob_id *k, struct err **err);
 /* Knobs of one role: a mapping knob → value, canonicalised. */
 int yrole_knobs(const struct pctx *c, struct yval v, struct role_spec *rs, struct err **err);
 /* `roles:` mapping role → knobs (profiles and defaults). */

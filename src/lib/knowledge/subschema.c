@@ -104,6 +104,31 @@ char *knob_value(enum knob_id k, const char *v, char **why)
 	return NULL;
 }
 
+const char *const *knob_keys(void)
+{
+	static const char *knobs[KNOB__COUNT + 1];
+	for (int k = 0; k < KNOB__COUNT; k++)
+		knobs[k] = knob_name(k);
+	return knobs;
+}
+
+char *yknob(const struct pctx *c, struct yval kv, enum knob_id *k, struct err **err)
+{
+	const char *kname = yaml_scalar0(kv.key, NULL), *s;
+	if (ytext(c, kv, kname, &s, err) < 0)
+		return NULL;
+	if (!s) {
+		perr(c, kv.val, kv.key, err, "'%s' is empty; expected a value for the knob", kname);
+		return NULL;
+	}
+	*k = (enum knob_id)knob_from_name(kname);
+	_cleanup_free_ char *why = NULL;
+	char *canon = knob_value(*k, s, &why);
+	if (!canon)
+		perr(c, kv.val, kv.key, err, "%s", why);
+	return canon;
+}
+
 void role_spec_free(struct role_spec *rs)
 {
 	for (int k = 0; k < KNOB__COUNT; k++) {
@@ -115,32 +140,21 @@ void role_spec_free(struct role_spec *rs)
 
 int yrole_knobs(const struct pctx *c, struct yval v, struct role_spec *rs, struct err **err)
 {
-	static const char *knobs[KNOB__COUNT + 1];
-	for (int k = 0; k < KNOB__COUNT; k++)
-		knobs[k] = knob_name(k);
 	const char *role = yaml_scalar0(v.key, NULL);
 	_cleanup_free_ char *where = xasprintf("role '%s'", role);
 	if (v.val == v.key)
 		return perr(c, v.key, NULL, err, "'%s' is empty; expected a mapping of knobs", role);
-	if (map_check(c, v.val, v.key, role, where, "knob", knobs, err) < 0)
+	if (map_check(c, v.val, v.key, role, where, "knob", knob_keys(), err) < 0)
 		return -1;
 	rs->present = true;
 	void *it = NULL;
 	struct fy_node_pair *p;
 	while ((p = fy_node_mapping_iterate(v.val, &it))) {
 		struct yval kv = { fy_node_pair_key(p), fy_node_pair_value(p) };
-		const char *kname = yaml_scalar0(kv.key, NULL);
-		int k = knob_from_name(kname);
-		const char *s;
-		if (ytext(c, kv, kname, &s, err) < 0)
-			return -1;
-		if (!s)
-			return perr(c, kv.val, kv.key, err, "'%s' is empty; expected a value for the knob",
-				    kname);
-		_cleanup_free_ char *why = NULL;
-		char *canon = knob_value((enum knob_id)k, s, &why);
+		enum knob_id k;
+		char *canon = yknob(c, kv, &k, err);
 		if (!canon)
-			return perr(c, kv.val, kv.key, err, "%s", why);
+			return -1;
 		free(rs->knobs[k]);
 		rs->knobs[k] = canon;
 		pos_set(&rs->knob_pos[k], c, kv.val, kv.key);

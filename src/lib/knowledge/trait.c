@@ -76,16 +76,6 @@ static bool decimal_ok(const char *s)
 	return digit;
 }
 
-static bool upper_ok(const char *s)
-{
-	if (!isupper((unsigned char)*s))
-		return false;
-	for (; *s; s++)
-		if (!isupper((unsigned char)*s) && !isdigit((unsigned char)*s) && *s != '_')
-			return false;
-	return true;
-}
-
 static bool env_ok(const char *s)
 {
 	if (!isupper((unsigned char)*s) && *s != '_')
@@ -161,7 +151,7 @@ static char *fact_value(const char *fact, int knob, const char *op, const char *
 		ok = is_one_of(v, "generate", "pooling");
 		expect = "generate or pooling";
 	} else if (!strcmp(fact, "role.attention_path")) {
-		ok = upper_ok(v);
+		ok = upper_name_ok(v);
 		expect = "an UPPER_CASE backend name such as TRITON_ATTN";
 	} else if (!strcmp(fact, "checkpoint.kv_scales")) {
 		ok = is_one_of(v, "present", "absent");
@@ -272,29 +262,19 @@ static int parse_when(const struct pctx *c, struct yval v, struct trait *t, stru
 
 static int parse_set(const struct pctx *c, struct yval v, struct trait *t, struct err **err)
 {
-	static const char *knobs[KNOB__COUNT + 1];
-	for (int k = 0; k < KNOB__COUNT; k++)
-		knobs[k] = knob_name(k);
 	if (!v.val || v.val == v.key || ynull(v.val))
 		return 0;
-	if (map_check(c, v.val, v.key, "set", "'set'", "knob", knobs, err) < 0)
+	if (map_check(c, v.val, v.key, "set", "'set'", "knob", knob_keys(), err) < 0)
 		return -1;
 	t->set = xcalloc(KNOB__COUNT, sizeof(*t->set));
 	void *it = NULL;
 	struct fy_node_pair *p;
 	while ((p = fy_node_mapping_iterate(v.val, &it))) {
 		struct yval kv = { fy_node_pair_key(p), fy_node_pair_value(p) };
-		const char *kname = yaml_scalar0(kv.key, NULL), *s;
-		if (ytext(c, kv, kname, &s, err) < 0)
-			return -1;
-		if (!s)
-			return perr(c, kv.val, kv.key, err, "'%s' is empty; expected a value for the knob",
-				    kname);
-		_cleanup_free_ char *why = NULL;
-		enum knob_id k = (enum knob_id)knob_from_name(kname);
-		char *canon = knob_value(k, s, &why);
+		enum knob_id k;
+		char *canon = yknob(c, kv, &k, err);
 		if (!canon)
-			return perr(c, kv.val, kv.key, err, "%s", why);
+			return -1;
 		t->set[t->n_set].knob = k;
 		t->set[t->n_set++].value = canon;
 	}

@@ -301,6 +301,16 @@ bool name_ok(const char *s)
 	return true;
 }
 
+bool upper_name_ok(const char *s)
+{
+	if (!isupper((unsigned char)*s))
+		return false;
+	for (; *s; s++)
+		if (!isupper((unsigned char)*s) && !isdigit((unsigned char)*s) && *s != '_')
+			return false;
+	return true;
+}
+
 int yhead(const struct pctx *c, struct fy_node *root, const char *kind, const char *where,
 	  const char *const *keys, char **name, struct src_pos *pos, struct err **err)
 {
