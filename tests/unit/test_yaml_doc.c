@@ -2,7 +2,7 @@
  * test_yaml_doc.c — the one guarded, quiet YAML document parse every loader
  * uses (src/lib/util/yaml_doc.c): documents, empty text, positioned syntax
  * errors, the second-document and duplicate-key options, the guard running
- * first, and node positions.
+ * first, and node positions (as written, and as libfyaml marks a scalar).
  */
 #include "testutil.h"
 
@@ -120,6 +120,37 @@ static void test_node_pos(void **state)
 	fy_document_destroy(d);
 }
 
+static void test_scalar_mark_and_first_scalar(void **state)
+{
+	(void)state;
+	struct fy_document *d = NULL;
+	assert_null(parse("f.yaml", "a:\n  - [x, 'y']\nb: {}\n", 0, "x", &d));
+	struct fy_node *root = fy_document_root(d);
+	/* a mapping's first key, a sequence's first item, recursively */
+	struct fy_node *first = yaml_first_scalar(root);
+	assert_string_equal(yaml_scalar0(first, NULL), "a");
+	struct fy_node *a = fy_node_by_path(root, "/a", FY_NT, FYNWF_DONT_FOLLOW);
+	assert_string_equal(yaml_scalar0(yaml_first_scalar(a), NULL), "x");
+	assert_null(yaml_first_scalar(fy_node_by_path(root, "/b", FY_NT, FYNWF_DONT_FOLLOW)));
+	assert_null(yaml_first_scalar(NULL));
+	int line = 0, col = 0;
+	assert_true(yaml_scalar_mark(yaml_first_scalar(a), &line, &col));
+	assert_int_equal(line, 2);
+	assert_int_equal(col, 6);
+	/* a quoted scalar's token starts after its quote */
+	assert_true(yaml_scalar_mark(fy_node_by_path(root, "/a/0/1", FY_NT, FYNWF_DONT_FOLLOW), &line,
+				     &col));
+	assert_int_equal(line, 2);
+	assert_int_equal(col, 10);
+	/* not a scalar: false, line and column left alone */
+	line = col = 7;
+	assert_false(yaml_scalar_mark(a, &line, &col));
+	assert_false(yaml_scalar_mark(NULL, &line, &col));
+	assert_int_equal(line, 7);
+	assert_int_equal(col, 7);
+	fy_document_destroy(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -130,6 +161,7 @@ int main(void)
 		cmocka_unit_test(test_duplicate_keys),
 		cmocka_unit_test(test_guard_runs_first),
 		cmocka_unit_test(test_node_pos),
+		cmocka_unit_test(test_scalar_mark_and_first_scalar),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

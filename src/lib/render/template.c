@@ -15,10 +15,9 @@
 
 static int node_err(struct err **err, const char *file, struct fy_node *n, const char *what)
 {
-	struct fy_token *tok = n && fy_node_is_scalar(n) ? fy_node_get_scalar_token(n) : NULL;
-	const struct fy_mark *m = tok ? fy_token_start_mark(tok) : NULL;
-	return err_set(err, EXIT_CONFIG, "%s:%d:%d: %s", file, m ? m->line + 1 : 1,
-		       m ? m->column + 1 : 1, what);
+	int line = 1, col = 1;
+	yaml_scalar_mark(n, &line, &col);
+	return err_set(err, EXIT_CONFIG, "%s:%d:%d: %s", file, line, col, what);
 }
 
 /* The scalar at path, copied; NULL with *err when missing or not a scalar. */

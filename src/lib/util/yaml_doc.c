@@ -5,7 +5,7 @@
  * libfyaml's diagnostics go to an output function that drops them while
  * the diagnostic object keeps them as a list; the parse then reads that
  * list. The same collecting object gives a collection node its start mark,
- * which libfyaml exposes no other way.
+ * which libfyaml exposes no other way; a scalar's comes from its token.
  */
 #include <stdbool.h>
 
@@ -53,17 +53,38 @@ static bool collection_pos(struct fy_node *n, int *line, int *col)
 	return ok;
 }
 
+bool yaml_scalar_mark(struct fy_node *n, int *line, int *col)
+{
+	struct fy_token *t = n && fy_node_is_scalar(n) ? fy_node_get_scalar_token(n) : NULL;
+	const struct fy_mark *m = t ? fy_token_start_mark(t) : NULL;
+	if (!m)
+		return false;
+	*line = m->line + 1;
+	*col = m->column + 1;
+	return true;
+}
+
+struct fy_node *yaml_first_scalar(struct fy_node *n)
+{
+	while (n && !fy_node_is_scalar(n)) {
+		void *it = NULL;
+		if (fy_node_is_mapping(n)) {
+			struct fy_node_pair *p = fy_node_mapping_iterate(n, &it);
+			n = p ? fy_node_pair_key(p) : NULL;
+		} else {
+			n = fy_node_sequence_iterate(n, &it);
+		}
+	}
+	return n;
+}
+
 static bool mark_of(struct fy_node *n, int *line, int *col)
 {
 	if (!n)
 		return false;
 	if (fy_node_is_scalar(n)) {
-		struct fy_token *t = fy_node_get_scalar_token(n);
-		const struct fy_mark *m = t ? fy_token_start_mark(t) : NULL;
-		if (!m)
+		if (!yaml_scalar_mark(n, line, col))
 			return false;
-		*line = m->line + 1;
-		*col = m->column + 1;
 		/* the token of a quoted scalar or an alias starts after its
 		 * quote or '*'; point at the node as written */
 		enum fy_node_style st = fy_node_get_style(n);

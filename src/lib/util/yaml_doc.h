@@ -11,6 +11,7 @@
 #define LOBES_YAML_DOC_H
 
 #include <libfyaml.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "err.h"
@@ -32,6 +33,14 @@ enum yaml_doc_flags {
  * libfyaml cannot start. */
 int yaml_doc_parse(const char *name, const char *text, size_t len, unsigned flags,
 		   const char *expect, struct fy_document **out, struct err **err);
+
+/* 1-based start of scalar n's token as libfyaml marks it (a quoted
+ * scalar's after its opening quote); false when n is NULL, not a scalar or
+ * carries no mark. */
+bool yaml_scalar_mark(struct fy_node *n, int *line, int *col);
+/* n when it is a scalar; else, recursively, the first key of a mapping or
+ * the first item of a sequence; NULL for NULL or an empty collection. */
+struct fy_node *yaml_first_scalar(struct fy_node *n);
 
 /* 1-based line and column of node n as written (a quoted scalar at its
  * opening quote, an alias at its '*', a collection at its start); when n

@@ -19,43 +19,10 @@ struct qp {
 	struct err **err;
 };
 
-static void pos(struct fy_node *n, int *line, int *col)
-{
-	*line = *col = 1;
-	if (!n)
-		return;
-	struct fy_token *t = NULL;
-	if (fy_node_is_scalar(n))
-		t = fy_node_get_scalar_token(n);
-	const struct fy_mark *m = t ? fy_token_start_mark(t) : NULL;
-	if (m) {
-		*line = m->line + 1;
-		*col = m->column + 1;
-	}
-}
-
-/* For a mapping or sequence, point at its first key/item. */
-static struct fy_node *first_scalar(struct fy_node *n)
-{
-	while (n && !fy_node_is_scalar(n)) {
-		if (fy_node_is_mapping(n)) {
-			void *it = NULL;
-			struct fy_node_pair *p = fy_node_mapping_iterate(n, &it);
-			if (!p)
-				return NULL;
-			n = fy_node_pair_key(p);
-		} else {
-			void *it = NULL;
-			n = fy_node_sequence_iterate(n, &it);
-		}
-	}
-	return n;
-}
-
 static int qerr(struct qp *c, struct fy_node *n, const char *fmt, const char *a, const char *b)
 {
-	int line, col;
-	pos(first_scalar(n), &line, &col);
+	int line = 1, col = 1;
+	yaml_scalar_mark(yaml_first_scalar(n), &line, &col);
 	_cleanup_free_ char *m = xasprintf(fmt, a ? a : "", b ? b : "");
 	return err_set(c->err, EXIT_CONFIG, "%s:%d:%d: %s", c->file, line, col, m);
 }

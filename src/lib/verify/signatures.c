@@ -87,27 +87,8 @@ struct pos {
  * 0.7 has no start mark for collections); `dflt` when there is none. */
 static struct pos node_pos(struct fy_node *n, struct pos dflt)
 {
-	if (!n)
-		return dflt;
-	switch (fy_node_get_type(n)) {
-	case FYNT_SCALAR: {
-		struct fy_token *t = fy_node_get_scalar_token(n);
-		const struct fy_mark *m = t ? fy_token_start_mark(t) : NULL;
-		if (m)
-			return (struct pos){ m->line + 1, m->column + 1 };
-		return dflt;
-	}
-	case FYNT_MAPPING: {
-		void *it = NULL;
-		struct fy_node_pair *p = fy_node_mapping_iterate(n, &it);
-		return p ? node_pos(fy_node_pair_key(p), dflt) : dflt;
-	}
-	case FYNT_SEQUENCE: {
-		void *it = NULL;
-		return node_pos(fy_node_sequence_iterate(n, &it), dflt);
-	}
-	}
-	return dflt;
+	struct pos p;
+	return yaml_scalar_mark(yaml_first_scalar(n), &p.line, &p.col) ? p : dflt;
 }
 
 __attribute__((format(printf, 4, 5)))
