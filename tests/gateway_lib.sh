@@ -22,7 +22,7 @@ gw_start() {
 	GW_PID=$!
 	GW_PIDS="$GW_PIDS $GW_PID"
 	for i in $(seq 300); do
-		GW_PORT=$(sed -n 's|.*listening on http://[^:]*:\([0-9]*\).*|\1|p' "$GW_OUT")
+		GW_PORT=$(sed -n 's|.*listening on http://[^:]*:\([0-9]*\).*|\1|p' "$GW_OUT" 2>/dev/null)
 		[ -n "$GW_PORT" ] && return 0
 		if ! kill -0 "$GW_PID" 2>/dev/null; then
 			wait "$GW_PID"
