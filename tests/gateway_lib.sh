@@ -27,10 +27,12 @@ gw_start() {
 		if ! kill -0 "$GW_PID" 2>/dev/null; then
 			wait "$GW_PID"
 			GW_RC=$?
+			tail -n 5 "$GW_OUT" "$GW_ERR" 2>/dev/null | sed 's/^/# /'
 			return 1
 		fi
 		sleep 0.1
 	done
+	echo "# the gateway did not say it listens within 30 s"
 	return 1
 }
 

@@ -33,11 +33,13 @@ standin_stop_all() {
 }
 
 # A port on 127.0.0.1 nobody answers on (the stand-in reports a bind clash,
-# which standin_start retries).
+# which standin_start retries). Drawn below Linux's ephemeral range
+# (32768-60999): a port there may be the source port of some open
+# connection, which a listener cannot bind although nothing answers on it.
 standin_free_port() {
 	local p
 	while :; do
-		p=$((20000 + RANDOM % 40000))
+		p=$((20000 + RANDOM % 12000))
 		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
 	done
 }
