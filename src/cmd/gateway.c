@@ -83,6 +83,7 @@ static json_t *summary(const struct gw_config *c, int port)
 			 "drain_timeout_s", c->drain_timeout_s, "max_connections", c->max_connections,
 			 "swap_max", c->swap_max, "iowait_max", c->iowait_max, "iowait_off_by_card",
 			 c->iowait_off_by_card);
+	json_object_set_new(o, "workers", json_integer(gw_worker_count(c)));
 	json_object_set_new(o, "peers", peers_summary(c));
 	return o;
 }
@@ -163,9 +164,11 @@ CMD(gateway)
 		printf("%s\n", t);
 		free(t);
 	} else {
-		printf("lobes gateway: listening on http://%s:%d (%s)\n", jstr(s, "bind"),
-		       gateway_port(g), json_is_true(json_object_get(s, "auth")) ? "API key required"
-										 : "no API key");
+		printf("lobes gateway: listening on http://%s:%d (%s, %d worker%s)\n", jstr(s, "bind"),
+		       gateway_port(g),
+		       json_is_true(json_object_get(s, "auth")) ? "API key required" : "no API key",
+		       (int)json_integer_value(json_object_get(s, "workers")),
+		       json_integer_value(json_object_get(s, "workers")) == 1 ? "" : "s");
 	}
 	json_decref(s);
 	fflush(stdout);

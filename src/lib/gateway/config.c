@@ -270,6 +270,7 @@ static int env_setting(struct gw_config *c, const struct env_file *e, const char
 	INT_KEY("LOBES_GATEWAY_HEALTH_TIMEOUT_MS", 50, 600000, health_timeout_ms);
 	INT_KEY("LOBES_GATEWAY_SWAP_MAX", 0, 100, swap_max);
 	INT_KEY("LOBES_GATEWAY_IOWAIT_MAX", 0, 100, iowait_max);
+	INT_KEY("LOBES_GATEWAY_WORKERS", 1, 64, workers);
 #undef INT_KEY
 	long all = 1024;
 	if (env_int(e, path, "LOBES_GATEWAY_MAX_INFLIGHT", 1, 1000000, &all, err) < 0)

@@ -10,18 +10,22 @@
  *               the `model` rewrite, errors in OpenAI's shape
  *   caps.c      /capabilities, /v1/models and /health bodies
  *   pressure.c  swap and iowait sampling and the shedding decision
- *   server.c    the client side (libmicrohttpd, one internal epoll thread)
+ *   server.c    the client side (libmicrohttpd): intake, auth, limits,
+ *               local endpoints, dispatch; start, reload, drain
  *   relay.c     the relay half of the client side: the upstream request,
  *               the answer pulled from the relay buffer
- *   upstream.c  the engine side (one libcurl multi thread): relays,
- *               background /health polls, client-disconnect watch
+ *   upstream.c  the engine side (a libcurl multi handle per worker):
+ *               relays, background /health polls, client-disconnect watch
+ *   worker.c    one worker loop: a thread running its own MHD daemon and
+ *               its own engine side
  *
- * Two threads serve every connection: MHD's polling thread and the upstream
- * thread. A relayed response is pulled by MHD from a per-request buffer that
- * the upstream thread fills; when the buffer is empty the connection is
- * suspended and the upstream thread resumes it on the next bytes, so each
- * SSE frame leaves as soon as it arrives. The library never prints: access
- * and event lines go to a callback as JSON text.
+ * N worker loops (LOBES_GATEWAY_WORKERS; default the online CPUs, at most
+ * 8) listen on the same port (SO_REUSEPORT), and one thread serves each
+ * connection wholly. A relayed response is pulled by MHD from a per-request
+ * buffer that the same loop fills from the engine; when the buffer is empty
+ * the connection is suspended and resumed on the next bytes, so each SSE
+ * frame leaves as soon as it arrives. The library never prints: access and
+ * event lines go to a callback as JSON text.
  */
 #ifndef LOBES_GATEWAY_H
 #define LOBES_GATEWAY_H
@@ -62,6 +66,7 @@ struct gw_config {
 	char *key_source; /* "file /x/gateway.key" or ".env LOBES_GATEWAY_API_KEY" */
 	size_t max_body;          /* bytes, 413 past it */
 	int max_connections;
+	int workers;              /* LOBES_GATEWAY_WORKERS 1-64; 0: online CPUs, at most 8 */
 	int connect_timeout_s;    /* to an engine */
 	int read_timeout_s;       /* an engine silent this long ends the request */
 	int request_timeout_s;    /* whole upstream request; 0 = none */
@@ -177,6 +182,9 @@ void gateway_reload(struct gateway *g, struct gw_config *cfg);
 /* Stop accepting, give in-flight requests up to cfg->drain_timeout_s, cancel
  * the rest, stop. Returns the number of requests cancelled. */
 int gateway_drain_and_stop(struct gateway *g);
+/* How many worker loops c asks for: LOBES_GATEWAY_WORKERS, else the online
+ * CPUs (at most 8). */
+int gw_worker_count(const struct gw_config *c);
 /* The port actually bound (useful with port 0). */
 int gateway_port(const struct gateway *g);
 

@@ -1,12 +1,12 @@
 /*
- * relay.c — the relay half of the client side (MHD thread): from a routed
- * request to the engine's answer on the client connection.
+ * relay.c — the relay half of the client side (a worker's loop): from a
+ * routed request to the engine's answer on the client connection.
  *
  * relay_start builds the upstream request (the engine's URL or a peer's, the
  * headers a client may pass on — Accept and the request id, never the
  * caller's key — and the libcurl easy handle with its limits) and hands it
- * to the upstream thread (upstream.c). While the relay waits for the
- * engine's head, the connection is suspended; upstream.c resumes it. At the
+ * to the engine side of the same worker (upstream.c). While the relay waits
+ * for the engine's head, the connection is suspended; upstream.c resumes it. At the
  * head, relay_respond answers with the engine's status and content type:
  *   - a small non-SSE body of known length is answered in one buffer once
  *     it is all in (one wake-up);
@@ -54,7 +54,7 @@ static ssize_t relay_read(void *cls, uint64_t pos, char *out, size_t max)
 		bool unpause = r->paused && r->data.len - r->rd < LOW_WATER;
 		pthread_mutex_unlock(&r->mu);
 		if (unpause)
-			upstream_unpause(r->g, r);
+			upstream_unpause(r->w, r);
 		q->bytes += n;
 		return (ssize_t)n;
 	}
@@ -181,6 +181,7 @@ enum MHD_Result relay_start(struct gateway *g, struct req *q, struct MHD_Connect
 	pthread_mutex_init(&r->mu, NULL);
 	r->refs = 2; /* client side + upstream side */
 	r->g = g;
+	r->w = q->w;
 	r->conn = c;
 	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 	r->client_fd = ci ? ci->connect_fd : -1;
@@ -222,6 +223,6 @@ enum MHD_Result relay_start(struct gateway *g, struct req *q, struct MHD_Connect
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http");
 	q->relay = r;
 	q->state = R_WAIT;
-	upstream_submit(g, r);
+	upstream_submit(q->w, r);
 	return relay_respond(g, q, c);
 }

@@ -1,6 +1,10 @@
 /*
- * server.c — the client side: libmicrohttpd with one internal epoll thread,
- * suspend/resume for everything that waits on an engine.
+ * server.c — the client side: one libmicrohttpd daemon per worker loop
+ * (worker.c: external epoll mode, run by the loop that also runs the
+ * worker's engine side), suspend/resume for everything that waits on an
+ * engine. Every daemon listens on the same address and port (SO_REUSEPORT
+ * when there is more than one); with port 0 the first picks the port and the
+ * others bind that one.
  *
  * A request goes through: endpoint and method (404/405), the key unless the
  * route is keyless (401 + WWW-Authenticate), the body cap (413, from
@@ -14,10 +18,16 @@
  * from MHD), idle connections by MHD's connection timeout. Every request
  * ends in one JSON access line: id, method, path, role, status, bytes,
  * upstream ms (to the engine's head), total ms, outcome. No bodies, no keys.
- * This file also starts, reloads and drains the gateway.
+ * This file also starts, reloads and drains the gateway: a drain quiesces
+ * every daemon, lets the requests in flight on every worker finish within
+ * drain_timeout_s, then cancels the rest. The per-role caps and the
+ * connection limit hold across workers (shared atomic counters; each daemon
+ * gets its share of max_connections).
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -196,11 +206,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 				  size_t *upload_size, void **con_cls)
 {
 	(void)version;
-	struct gateway *g = cls;
+	struct worker *w = cls;
+	struct gateway *g = w->g;
 	struct req *q = *con_cls;
 	if (!q) {
 		q = xcalloc(1, sizeof(*q));
 		*con_cls = q;
+		q->w = w;
 		__atomic_add_fetch(&g->inflight, 1, __ATOMIC_SEQ_CST);
 		q->t0 = gw_now_ms();
 		q->role = q->log_role = -1;
@@ -256,7 +268,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
 	(void)c;
-	struct gateway *g = cls;
+	struct worker *w = cls;
+	struct gateway *g = w->g;
 	struct req *q = *con_cls;
 	if (!q)
 		return;
@@ -271,7 +284,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			up_ms = r->t_head - r->t_start;
 		pthread_mutex_unlock(&r->mu);
 		if (active)
-			upstream_cancel(g, r);
+			upstream_cancel(w, r);
 		relay_unref(r);
 	}
 	if (q->role >= 0)
@@ -308,6 +321,71 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	gw_log_json(g, json_pack("{s:s, s:s}", "event", "mhd", "message", msg));
 }
 
+int gw_worker_count(const struct gw_config *cfg)
+{
+	if (cfg->workers > 0)
+		return cfg->workers > GW_WORKERS_MAX ? GW_WORKERS_MAX : cfg->workers;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > GW_WORKERS_AUTO ? GW_WORKERS_AUTO : (int)n;
+}
+
+static void set_port(struct sockaddr_storage *sa, int port)
+{
+	if (sa->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)sa)->sin6_port = htons((uint16_t)port);
+	else
+		((struct sockaddr_in *)sa)->sin_port = htons((uint16_t)port);
+}
+
+/* With SO_REUSEPORT a port held by another SO_REUSEPORT socket of this user
+ * would be shared, not refused: check first that nothing listens on it. */
+static bool port_free(const struct sockaddr_storage *sa, socklen_t len)
+{
+	int s = socket(sa->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return true; /* MHD will say what is wrong */
+	int one = 1;
+	setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (sa->ss_family == AF_INET6)
+		setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	bool ok = bind(s, (const struct sockaddr *)sa, len) == 0 || errno != EADDRINUSE;
+	close(s);
+	return ok;
+}
+
+static struct MHD_Daemon *start_daemon(struct worker *w, const struct gw_config *cfg,
+				       const struct sockaddr_storage *sa, bool reuse)
+{
+	unsigned limit = (unsigned)((cfg->max_connections + w->g->n_workers - 1) / w->g->n_workers);
+	unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
+			 (sa->ss_family == AF_INET6 ? MHD_USE_IPv6 : 0);
+	return MHD_start_daemon(flags, 0, NULL, NULL, on_request, w, MHD_OPTION_EXTERNAL_LOGGER,
+				mhd_log, w->g, MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)sa,
+				MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)(reuse ? 1 : 0),
+				MHD_OPTION_CONNECTION_LIMIT, limit,
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->idle_timeout_s,
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY,
+				MHD_OPTION_NOTIFY_COMPLETED, on_completed, w,
+				MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_END);
+}
+
+/* Stop the loops, then the daemons (whose last callbacks run here), then
+ * the engine sides. */
+static void stop_workers(struct gateway *g)
+{
+	for (int i = 0; i < g->n_workers; i++)
+		worker_halt(&g->w[i]);
+	for (int i = 0; i < g->n_workers; i++)
+		if (g->w[i].d) {
+			MHD_stop_daemon(g->w[i].d);
+			g->w[i].d = NULL;
+		}
+	for (int i = 0; i < g->n_workers; i++)
+		upstream_free(&g->w[i]);
+	free(g->w);
+	g->w = NULL;
+}
+
 struct gateway *gateway_start(struct gw_config *cfg, gw_log_fn log, void *log_ud, struct err **err)
 {
 	struct gateway *g = xcalloc(1, sizeof(*g));
@@ -327,36 +405,46 @@ struct gateway *gateway_start(struct gw_config *cfg, gw_log_fn log, void *log_ud
 		err_set(err, EXIT_CONFIG, "cannot use bind address '%s': %s", cfg->bind, gai_strerror(gai));
 		goto fail;
 	}
-	if (upstream_start(g, err) < 0) {
-		freeaddrinfo(ai);
-		goto fail;
-	}
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
-			 MHD_USE_ITC | MHD_USE_ERROR_LOG | (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0);
-	g->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, g, MHD_OPTION_EXTERNAL_LOGGER,
-				mhd_log, g, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-				MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
-				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->idle_timeout_s,
-				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY,
-				MHD_OPTION_NOTIFY_COMPLETED, on_completed, g,
-				MHD_OPTION_LISTEN_BACKLOG_SIZE,
-				1024u, MHD_OPTION_END);
+	struct sockaddr_storage sa = { 0 };
+	socklen_t sa_len = ai->ai_addrlen <= sizeof(sa) ? ai->ai_addrlen : sizeof(sa);
+	memcpy(&sa, ai->ai_addr, sa_len);
 	freeaddrinfo(ai);
-	if (!g->d) {
-		upstream_stop(g);
+	g->n_workers = gw_worker_count(cfg);
+	g->w = xcalloc((size_t)g->n_workers, sizeof(*g->w));
+	bool reuse = g->n_workers > 1;
+	if (reuse && cfg->port != 0 && !port_free(&sa, sa_len)) {
 		err_set(err, EXIT_RUNTIME, "cannot listen on %s:%d (in use, or not an address of this host)",
 			cfg->bind, cfg->port);
 		goto fail;
 	}
-	const union MHD_DaemonInfo *di = MHD_get_daemon_info(g->d, MHD_DAEMON_INFO_BIND_PORT);
-	g->port = di ? di->port : cfg->port;
-	if (proxy_poll_start(g, err) < 0) {
-		MHD_stop_daemon(g->d);
-		upstream_stop(g);
-		goto fail;
+	for (int i = 0; i < g->n_workers; i++) {
+		struct worker *w = &g->w[i];
+		w->g = g;
+		w->idx = i;
+		if (upstream_init(w, err) < 0)
+			goto fail;
+		w->d = start_daemon(w, cfg, &sa, reuse);
+		if (!w->d) {
+			err_set(err, EXIT_RUNTIME,
+				"cannot listen on %s:%d (in use, or not an address of this host)",
+				cfg->bind, i ? g->port : cfg->port);
+			goto fail;
+		}
+		if (i == 0) { /* with port 0, the others bind the one the first got */
+			const union MHD_DaemonInfo *di =
+				MHD_get_daemon_info(w->d, MHD_DAEMON_INFO_BIND_PORT);
+			g->port = di && di->port ? di->port : cfg->port;
+			set_port(&sa, g->port);
+		}
+		if (worker_launch(w, err) < 0)
+			goto fail;
 	}
+	if (proxy_poll_start(g, err) < 0)
+		goto fail;
 	return g;
 fail:
+	if (g->w)
+		stop_workers(g);
 	gw_config_unref(g->cfg);
 	pthread_mutex_destroy(&g->cfg_mu);
 	pthread_mutex_destroy(&g->log_mu);
@@ -378,19 +466,21 @@ void gateway_reload(struct gateway *g, struct gw_config *cfg)
 	if (strcmp(old->bind, cfg->bind) != 0 || (cfg->port && old->port != cfg->port))
 		gw_log_json(g, json_pack("{s:s, s:s}", "event", "reload-warning", "message",
 					 "bind address or port changed: restart the gateway to apply"));
+	if (gw_worker_count(cfg) != g->n_workers)
+		gw_log_json(g, json_pack("{s:s, s:s}", "event", "reload-warning", "message",
+					 "LOBES_GATEWAY_WORKERS changed: restart the gateway to apply"));
 	gw_config_unref(old);
-	/* re-poll health at once: roles and ports may have changed */
-	g->up.next_health = 0;
-	upstream_wake(g);
+	/* re-poll health at once (worker 0 polls): roles and ports may have changed */
+	g->w[0].up.next_health = 0;
+	upstream_wake(&g->w[0]);
 	proxy_poll_wake(g);
 }
 
 int gateway_drain_and_stop(struct gateway *g)
 {
 	g->draining = true;
-	MHD_socket ls = MHD_quiesce_daemon(g->d);
-	if (ls != MHD_INVALID_SOCKET)
-		close(ls);
+	for (int i = 0; i < g->n_workers; i++)
+		worker_quiesce(&g->w[i]);
 	struct gw_config *c = gw_cfg_get(g);
 	double deadline = gw_now_ms() + c->drain_timeout_s * 1000.0;
 	gw_config_unref(c);
@@ -399,14 +489,14 @@ int gateway_drain_and_stop(struct gateway *g)
 		usleep(20 * 1000);
 	int cancelled = left;
 	if (left > 0) {
-		upstream_cancel_all(g);
+		for (int i = 0; i < g->n_workers; i++)
+			upstream_cancel_all(&g->w[i]);
 		double d2 = gw_now_ms() + 2000;
 		while (__atomic_load_n(&g->inflight, __ATOMIC_SEQ_CST) > 0 && gw_now_ms() < d2)
 			usleep(20 * 1000);
 	}
-	MHD_stop_daemon(g->d);
+	stop_workers(g);
 	proxy_poll_stop(g);
-	upstream_stop(g);
 	gw_config_unref(g->cfg);
 	pthread_mutex_destroy(&g->cfg_mu);
 	pthread_mutex_destroy(&g->log_mu);

@@ -1,31 +1,35 @@
 /*
- * upstream.c — the engine side: one thread driving a libcurl multi handle.
+ * upstream.c — the engine side of a worker: its libcurl multi handle.
  *
- * The thread waits in one epoll set holding the engine sockets libcurl asks
- * for (its socket callback), an eventfd the client side writes to hand over
- * work, and the epoll set of client sockets (below); libcurl's timer comes
- * from its timer callback. Each wake-up hands libcurl only the socket that
- * is ready (curl_multi_socket_action), so the cost of a frame does not grow
- * with the number of open streams.
+ * The worker's loop (worker.c) waits in one epoll set holding the engine
+ * sockets libcurl asks for (its socket callback), an eventfd other threads
+ * write to hand over work (drain, reload), the epoll set of client sockets
+ * (below) and MHD's epoll fd; libcurl's timer comes from its timer callback.
+ * Each wake-up hands libcurl only the socket that is ready
+ * (curl_multi_socket_action), so the cost of a frame does not grow with the
+ * number of open streams. The client side runs on the same thread, so a
+ * relay started, cancelled or unpaused from an MHD callback needs no
+ * hand-off: it is started at once or queued for the loop's next turn.
  *
- * It carries every relayed request, the background /health poll of each
- * feasible role (every health_interval_ms, bounded by health_timeout_ms)
- * and the pressure readings (once a second). Bytes from an engine are
- * appended to the relay's buffer and the client side is resumed at once,
- * so an SSE frame is on its way to the client within one wake-up. A relay
- * buffering more than HIGH_WATER bytes for a slow client pauses its
- * transfer until the client side drains it below LOW_WATER.
+ * It carries every relayed request of its worker; worker 0 also runs the
+ * background /health poll of each feasible role (every health_interval_ms,
+ * bounded by health_timeout_ms) and the pressure readings (once a second),
+ * which every worker reads. Bytes from an engine are appended to the relay's
+ * buffer and the client side is resumed at once, so an SSE frame is on its
+ * way to the client within one turn. A relay buffering more than HIGH_WATER
+ * bytes for a slow client pauses its transfer until the client side drains
+ * it below LOW_WATER.
  *
  * Client disconnects: each relay's client socket sits in an epoll set
- * (EPOLLRDHUP) whose fd is passed to curl_multi_poll, so a client that goes
- * away while the relay waits for the engine is noticed at once and the
- * upstream transfer is removed — its connection closed, which is how vLLM
- * learns to abort the request and free the sequence. Events carry a slot
- * and generation, never a pointer, so a stale event cannot reach a freed
- * relay; a detached relay's fd is never touched again (it may be reused).
+ * (EPOLLRDHUP) that is part of the loop's set, so a client that goes away
+ * while the relay waits for the engine is noticed at once and the upstream
+ * transfer is removed — its connection closed, which is how vLLM learns to
+ * abort the request and free the sequence. Events carry a slot and
+ * generation, never a pointer, so a stale event cannot reach a freed relay;
+ * a detached relay's fd is never touched again (it may be reused).
  *
  * Read timeout: an engine silent for read_timeout_s (no byte) ends its
- * relay; a stream that had started gets an error event (server.c).
+ * relay; a stream that had started gets an error event (relay.c).
  */
 #include <errno.h>
 #include <string.h>
@@ -39,9 +43,6 @@
 
 #define HIGH_WATER (256 * 1024)
 #define WHOLE_MAX (64 * 1024)
-/* epoll tags of the loop's own fds; an engine socket is tagged by its fd */
-#define TAG_WAKE (1ull << 62)
-#define TAG_CLIENTS (1ull << 61)
 
 double gw_now_ms(void)
 {
@@ -73,12 +74,14 @@ void relay_wake(struct relay *r)
 	if (r->suspended && !r->detached) {
 		r->suspended = false;
 		MHD_resume_connection(r->conn);
+		/* MHD in external mode has no wake-up channel: the loop runs it */
+		r->w->mhd_kick = true;
 	}
 }
 
-/* Queue r for the upstream thread. Every queue entry holds a reference
- * (for q_new it is the upstream side's own), dropped once handled. */
-static void push(struct gateway *g, struct relay ***q, size_t *n, size_t *a, struct relay *r,
+/* Queue r for the loop. Every queue entry holds a reference (for q_new it
+ * is the upstream side's own), dropped once handled. */
+static void push(struct worker *w, struct relay ***q, size_t *n, size_t *a, struct relay *r,
 		 bool ref)
 {
 	if (ref) {
@@ -86,44 +89,59 @@ static void push(struct gateway *g, struct relay ***q, size_t *n, size_t *a, str
 		r->refs++;
 		pthread_mutex_unlock(&r->mu);
 	}
-	pthread_mutex_lock(&g->up.qmu);
+	pthread_mutex_lock(&w->up.qmu);
 	if (*n == *a) {
 		*a = *a ? *a * 2 : 16;
 		*q = xrealloc(*q, *a * sizeof(**q));
 	}
 	(*q)[(*n)++] = r;
-	pthread_mutex_unlock(&g->up.qmu);
-	upstream_wake(g);
+	pthread_mutex_unlock(&w->up.qmu);
+	upstream_wake(w);
 }
 
-void upstream_wake(struct gateway *g)
+void upstream_wake(struct worker *w)
 {
+	if (worker_on_loop(w))
+		return; /* the loop looks at its queues before it waits */
 	uint64_t one = 1;
-	ssize_t n = write(g->up.wake_fd, &one, sizeof(one));
+	ssize_t n = write(w->up.wake_fd, &one, sizeof(one));
 	(void)n; /* EAGAIN: the counter is already non-zero, a wake-up is pending */
 }
 
-void upstream_submit(struct gateway *g, struct relay *r)
+static void start_relay(struct worker *w, struct relay *r);
+
+void upstream_submit(struct worker *w, struct relay *r)
 {
-	push(g, &g->up.q_new, &g->up.n_new, &g->up.a_new, r, false);
+	if (worker_on_loop(w)) /* from MHD's callback on the same loop: start at once */
+		start_relay(w, r);
+	else
+		push(w, &w->up.q_new, &w->up.n_new, &w->up.a_new, r, false);
 }
 
-void upstream_cancel(struct gateway *g, struct relay *r)
+void upstream_cancel(struct worker *w, struct relay *r)
 {
-	push(g, &g->up.q_cancel, &g->up.n_cancel, &g->up.a_cancel, r, true);
+	push(w, &w->up.q_cancel, &w->up.n_cancel, &w->up.a_cancel, r, true);
 }
 
-void upstream_unpause(struct gateway *g, struct relay *r)
+void upstream_unpause(struct worker *w, struct relay *r)
 {
-	push(g, &g->up.q_unpause, &g->up.n_unpause, &g->up.a_unpause, r, true);
+	push(w, &w->up.q_unpause, &w->up.n_unpause, &w->up.a_unpause, r, true);
 }
 
-void upstream_cancel_all(struct gateway *g)
+void upstream_cancel_all(struct worker *w)
 {
-	pthread_mutex_lock(&g->up.qmu);
-	g->up.cancel_all = true;
-	pthread_mutex_unlock(&g->up.qmu);
-	upstream_wake(g);
+	pthread_mutex_lock(&w->up.qmu);
+	w->up.cancel_all = true;
+	pthread_mutex_unlock(&w->up.qmu);
+	upstream_wake(w);
+}
+
+void upstream_request_stop(struct worker *w)
+{
+	pthread_mutex_lock(&w->up.qmu);
+	w->up.stop = true;
+	pthread_mutex_unlock(&w->up.qmu);
+	upstream_wake(w);
 }
 
 /* Header lines: at the blank line ending a final (non-1xx) response, the
@@ -206,9 +224,9 @@ static void slot_add(struct upstream *u, struct relay *r)
 	u->n_active++;
 }
 
-static void start_relay(struct gateway *g, struct relay *r)
+static void start_relay(struct worker *w, struct relay *r)
 {
-	struct upstream *u = &g->up;
+	struct upstream *u = &w->up;
 	CURL *e = r->easy;
 	curl_easy_setopt(e, CURLOPT_PRIVATE, r);
 	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
@@ -231,9 +249,9 @@ static void start_relay(struct gateway *g, struct relay *r)
 
 /* The transfer of r is over (done, failed or cancelled): take it out of
  * the multi handle and drop the upstream side's reference. */
-static void end_relay(struct gateway *g, struct relay *r, CURLcode result)
+static void end_relay(struct worker *w, struct relay *r, CURLcode result)
 {
-	struct upstream *u = &g->up;
+	struct upstream *u = &w->up;
 	if (!u->slots[r->slot] || u->slots[r->slot] != r)
 		return; /* already ended */
 	curl_multi_remove_handle(u->multi, r->easy);
@@ -256,9 +274,10 @@ static size_t discard(char *p, size_t s, size_t n, void *ud)
 	return s * n;
 }
 
-static void health_poll(struct gateway *g, double now)
+static void health_poll(struct worker *w, double now)
 {
-	struct upstream *u = &g->up;
+	struct gateway *g = w->g;
+	struct upstream *u = &w->up;
 	struct gw_config *c = gw_cfg_get(g);
 	for (int i = 0; i < ROLE__COUNT; i++) {
 		struct health_xfer *h = &u->health[i];
@@ -284,13 +303,14 @@ static void health_poll(struct gateway *g, double now)
 	gw_config_unref(c);
 }
 
-static void health_done(struct gateway *g, struct health_xfer *h, CURLcode res)
+static void health_done(struct worker *w, struct health_xfer *h, CURLcode res)
 {
+	struct gateway *g = w->g;
 	long code = 0;
 	curl_easy_getinfo(h->easy, CURLINFO_RESPONSE_CODE, &code);
 	bool up = res == CURLE_OK && code == 200;
 	bool was = __atomic_exchange_n(&g->ready[h->role], up, __ATOMIC_RELAXED);
-	curl_multi_remove_handle(g->up.multi, h->easy);
+	curl_multi_remove_handle(w->up.multi, h->easy);
 	curl_easy_cleanup(h->easy);
 	h->easy = NULL;
 	if (was != up)
@@ -298,19 +318,20 @@ static void health_done(struct gateway *g, struct health_xfer *h, CURLcode res)
 					 role_name((enum role_id)h->role), "ready", up));
 }
 
-static void pressure_tick(struct gateway *g)
+static void pressure_tick(struct worker *w)
 {
-	gw_pressure_sample(&g->up.pressure);
-	int s = g->up.pressure.swap_pct < 0 ? -1 : (int)(g->up.pressure.swap_pct * 100);
-	int w = g->up.pressure.iowait_pct < 0 ? -1 : (int)(g->up.pressure.iowait_pct * 100);
-	__atomic_store_n(&g->swap_x100, s, __ATOMIC_RELAXED);
-	__atomic_store_n(&g->iowait_x100, w, __ATOMIC_RELAXED);
+	struct gw_pressure *p = &w->up.pressure;
+	gw_pressure_sample(p);
+	int s = p->swap_pct < 0 ? -1 : (int)(p->swap_pct * 100);
+	int io = p->iowait_pct < 0 ? -1 : (int)(p->iowait_pct * 100);
+	__atomic_store_n(&w->g->swap_x100, s, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->g->iowait_x100, io, __ATOMIC_RELAXED);
 }
 
 /* Take the queues; start new relays, cancel detached ones, unpause. */
-static bool drain_queues(struct gateway *g)
+static bool drain_queues(struct worker *w)
 {
-	struct upstream *u = &g->up;
+	struct upstream *u = &w->up;
 	pthread_mutex_lock(&u->qmu);
 	struct relay **nw = u->q_new, **cc = u->q_cancel, **up = u->q_unpause;
 	size_t nn = u->n_new, nc = u->n_cancel, nu = u->n_unpause;
@@ -320,10 +341,10 @@ static bool drain_queues(struct gateway *g)
 	u->cancel_all = false;
 	pthread_mutex_unlock(&u->qmu);
 	for (size_t i = 0; i < nn; i++)
-		start_relay(g, nw[i]);
+		start_relay(w, nw[i]);
 	for (size_t i = 0; i < nc; i++) {
 		if (cc[i]->slot < u->n_slots)
-			end_relay(g, cc[i], CURLE_ABORTED_BY_CALLBACK);
+			end_relay(w, cc[i], CURLE_ABORTED_BY_CALLBACK);
 		relay_unref(cc[i]);
 	}
 	for (size_t i = 0; i < nu; i++) {
@@ -345,7 +366,7 @@ static bool drain_queues(struct gateway *g)
 				pthread_mutex_lock(&r->mu);
 				r->cancelled = true;
 				pthread_mutex_unlock(&r->mu);
-				end_relay(g, r, CURLE_ABORTED_BY_CALLBACK);
+				end_relay(w, r, CURLE_ABORTED_BY_CALLBACK);
 			}
 	free(nw);
 	free(cc);
@@ -353,9 +374,9 @@ static bool drain_queues(struct gateway *g)
 	return stop;
 }
 
-static void client_events(struct gateway *g)
+static void client_events(struct worker *w)
 {
-	struct upstream *u = &g->up;
+	struct upstream *u = &w->up;
 	struct epoll_event ev[64];
 	int n = epoll_wait(u->epfd, ev, 64, 0);
 	for (int i = 0; i < n; i++) {
@@ -367,13 +388,13 @@ static void client_events(struct gateway *g)
 		pthread_mutex_lock(&r->mu);
 		r->client_gone = true;
 		pthread_mutex_unlock(&r->mu);
-		end_relay(g, r, CURLE_ABORTED_BY_CALLBACK);
+		end_relay(w, r, CURLE_ABORTED_BY_CALLBACK);
 	}
 }
 
-static void stall_scan(struct gateway *g, double now)
+static void stall_scan(struct worker *w, double now)
 {
-	struct upstream *u = &g->up;
+	struct upstream *u = &w->up;
 	for (size_t i = 0; i < u->n_slots; i++) {
 		struct relay *r = u->slots[i];
 		if (!r || r->paused || now - r->t_last_rx < r->read_timeout_s * 1000.0)
@@ -381,7 +402,7 @@ static void stall_scan(struct gateway *g, double now)
 		pthread_mutex_lock(&r->mu);
 		r->stalled = true;
 		pthread_mutex_unlock(&r->mu);
-		end_relay(g, r, CURLE_OPERATION_TIMEDOUT);
+		end_relay(w, r, CURLE_OPERATION_TIMEDOUT);
 	}
 }
 
@@ -417,76 +438,69 @@ static int on_timer(CURLM *m, long timeout_ms, void *ud)
 	return 0;
 }
 
-static void finished(struct gateway *g)
+void upstream_finished(struct worker *w)
 {
 	CURLMsg *m;
 	int left;
-	while ((m = curl_multi_info_read(g->up.multi, &left))) {
+	while ((m = curl_multi_info_read(w->up.multi, &left))) {
 		if (m->msg != CURLMSG_DONE)
 			continue;
 		int *kind = NULL;
 		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&kind);
 		CURLcode res = m->data.result;
 		if (kind && *kind == XFER_HEALTH)
-			health_done(g, (struct health_xfer *)kind, res);
+			health_done(w, (struct health_xfer *)kind, res);
 		else if (kind)
-			end_relay(g, (struct relay *)kind, res);
+			end_relay(w, (struct relay *)kind, res);
 	}
 }
 
-static void *upstream_main(void *arg)
+bool upstream_turn(struct worker *w, double *next)
 {
-	struct gateway *g = arg;
-	struct upstream *u = &g->up;
-	struct epoll_event ev[256];
-	int running = 0;
-	for (;;) {
-		if (drain_queues(g))
-			break;
-		double now = gw_now_ms();
-		if (u->timer_at >= 0 && now >= u->timer_at) {
-			u->timer_at = -1; /* the callback may set the next one */
-			curl_multi_socket_action(u->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-		}
-		finished(g);
-		now = gw_now_ms();
-		if (now >= u->next_health)
-			health_poll(g, now);
-		if (now >= u->next_pressure) {
-			pressure_tick(g);
-			u->next_pressure = now + 1000;
-		}
-		if (now >= u->next_stall_scan) {
-			stall_scan(g, now);
-			u->next_stall_scan = now + 250;
-		}
-		double next = u->next_stall_scan;
-		if (u->next_health < next)
-			next = u->next_health;
-		if (u->timer_at >= 0 && u->timer_at < next)
-			next = u->timer_at;
-		now = gw_now_ms();
-		int wait_ms = next <= now ? 0 : (int)(next - now) + 1;
-		int n = epoll_wait(u->loop_fd, ev, 256, wait_ms);
-		for (int i = 0; i < n; i++) {
-			uint64_t tag = ev[i].data.u64;
-			if (tag == TAG_WAKE) {
-				uint64_t c;
-				ssize_t r = read(u->wake_fd, &c, sizeof(c));
-				(void)r;
-			} else if (tag == TAG_CLIENTS) {
-				client_events(g);
-			} else {
-				uint32_t e = ev[i].events;
-				int flags = (e & EPOLLIN ? CURL_CSELECT_IN : 0) |
-					    (e & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
-					    (e & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
-				curl_multi_socket_action(u->multi, (curl_socket_t)tag, flags, &running);
-			}
-		}
-		finished(g);
+	struct upstream *u = &w->up;
+	if (drain_queues(w))
+		return true;
+	double now = gw_now_ms();
+	if (u->timer_at >= 0 && now >= u->timer_at) {
+		int running;
+		u->timer_at = -1; /* the callback may set the next one */
+		curl_multi_socket_action(u->multi, CURL_SOCKET_TIMEOUT, 0, &running);
 	}
-	return NULL;
+	upstream_finished(w);
+	now = gw_now_ms();
+	if (w->idx == 0 && now >= u->next_health)
+		health_poll(w, now);
+	if (w->idx == 0 && now >= u->next_pressure) {
+		pressure_tick(w);
+		u->next_pressure = now + 1000;
+	}
+	if (now >= u->next_stall_scan) {
+		stall_scan(w, now);
+		u->next_stall_scan = now + 250;
+	}
+	double t = u->next_stall_scan;
+	if (w->idx == 0 && u->next_health < t)
+		t = u->next_health;
+	if (u->timer_at >= 0 && u->timer_at < t)
+		t = u->timer_at;
+	*next = t;
+	return false;
+}
+
+void upstream_event(struct worker *w, uint64_t tag, uint32_t e)
+{
+	if (tag == TAG_WAKE) {
+		uint64_t c;
+		ssize_t r = read(w->up.wake_fd, &c, sizeof(c));
+		(void)r;
+	} else if (tag == TAG_CLIENTS) {
+		client_events(w);
+	} else {
+		int running;
+		int flags = (e & EPOLLIN ? CURL_CSELECT_IN : 0) | (e & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
+			    (e & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
+		curl_multi_socket_action(w->up.multi, (curl_socket_t)tag, flags, &running);
+	}
 }
 
 static void close_fds(struct upstream *u)
@@ -499,9 +513,9 @@ static void close_fds(struct upstream *u)
 		}
 }
 
-int upstream_start(struct gateway *g, struct err **err)
+int upstream_init(struct worker *w, struct err **err)
 {
-	struct upstream *u = &g->up;
+	struct upstream *u = &w->up;
 	u->epfd = epoll_create1(EPOLL_CLOEXEC);
 	u->loop_fd = epoll_create1(EPOLL_CLOEXEC);
 	u->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -524,28 +538,17 @@ int upstream_start(struct gateway *g, struct err **err)
 	pthread_mutex_init(&u->qmu, NULL);
 	for (int i = 0; i < ROLE__COUNT; i++)
 		u->health[i].role = i;
-	if (pthread_create(&u->th, NULL, upstream_main, g) != 0) {
-		curl_multi_cleanup(u->multi);
-		close_fds(u);
-		return err_set(err, EXIT_RUNTIME, "cannot start the upstream thread");
-	}
-	u->started = true;
 	return 0;
 }
 
-void upstream_stop(struct gateway *g)
+void upstream_free(struct worker *w)
 {
-	struct upstream *u = &g->up;
-	if (!u->started)
+	struct upstream *u = &w->up;
+	if (!u->multi)
 		return;
-	pthread_mutex_lock(&u->qmu);
-	u->stop = true;
-	pthread_mutex_unlock(&u->qmu);
-	upstream_wake(g);
-	pthread_join(u->th, NULL);
 	for (size_t i = 0; i < u->n_slots; i++)
 		if (u->slots[i])
-			end_relay(g, u->slots[i], CURLE_ABORTED_BY_CALLBACK);
+			end_relay(w, u->slots[i], CURLE_ABORTED_BY_CALLBACK);
 	for (int i = 0; i < ROLE__COUNT; i++) {
 		if (u->health[i].easy) {
 			curl_multi_remove_handle(u->multi, u->health[i].easy);
@@ -572,7 +575,7 @@ void upstream_stop(struct gateway *g)
 	free(u->slots);
 	free(u->gens);
 	curl_multi_cleanup(u->multi);
+	u->multi = NULL;
 	close_fds(u);
 	pthread_mutex_destroy(&u->qmu);
-	u->started = false;
 }
