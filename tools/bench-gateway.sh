@@ -212,7 +212,8 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
 	echo
 	echo "Setup: the engine is the vLLM stand-in (a test double: thread per connection, one"
 	echo "lock around its handler), answering a non-streamed chat completion. \`lobes gateway\`"
-	echo "(one MHD epoll thread + one libcurl multi thread) and nginx (worker_processes auto,"
+	echo "($(( $(nproc) < 8 ? $(nproc) : 8 )) worker loops by default: each one thread running its own MHD daemon and libcurl"
+	echo "multi handle, sharing the port with SO_REUSEPORT) and nginx (worker_processes auto,"
 	echo "HTTP/1.1 keepalive upstream, proxy_buffering off) both proxy to it. wrk runs on the"
 	echo "same cores as all of them. Added latency = the proxy's percentile minus direct's."
 	echo
