@@ -7,7 +7,7 @@
 #       exited instead (GW_RC holds the status).
 #   gw METHOD PATH [JSON]    request to the gateway: sets $code, $body, $hdrs
 #       (GW_KEY, when set, is sent as the bearer key)
-#   gw_wait_for CMD...       poll CMD (every 0.1 s, at most ~30 s) until it succeeds
+#   gw_wait_for CMD...       poll CMD (every 0.1 s, at most TEST_POLLS times) until it succeeds
 #   gw_stop                  SIGTERM, wait (bounded), then SIGKILL
 GW_PIDS=""
 trap 'gw_stop_all; standin_stop_all; rm -rf "$TMP"' EXIT
@@ -21,7 +21,7 @@ gw_start() {
 	"$LOBES" --dir "$dir" gateway --port 0 "$@" >"$GW_OUT" 2>"$GW_ERR" &
 	GW_PID=$!
 	GW_PIDS="$GW_PIDS $GW_PID"
-	for i in $(seq 300); do
+	for i in $(seq "$TEST_POLLS"); do
 		GW_PORT=$(sed -n 's|.*listening on http://[^:]*:\([0-9]*\).*|\1|p' "$GW_OUT" 2>/dev/null)
 		[ -n "$GW_PORT" ] && return 0
 		if ! kill -0 "$GW_PID" 2>/dev/null; then
@@ -32,7 +32,7 @@ gw_start() {
 		fi
 		sleep 0.1
 	done
-	echo "# the gateway did not say it listens within 30 s"
+	echo "# the gateway did not say it listens in time"
 	return 1
 }
 
@@ -52,7 +52,7 @@ gw() {
 
 gw_wait_for() {
 	local i
-	for i in $(seq 300); do
+	for i in $(seq "$TEST_POLLS"); do
 		"$@" && return 0
 		sleep 0.1
 	done
@@ -61,7 +61,7 @@ gw_wait_for() {
 
 gw_wait_exit() {
 	local pid=$1 i
-	for i in $(seq 300); do
+	for i in $(seq "$TEST_POLLS"); do
 		if ! kill -0 "$pid" 2>/dev/null; then
 			wait "$pid"
 			GW_RC=$?

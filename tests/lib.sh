@@ -8,6 +8,10 @@ _n=0
 _failed=0
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/lobes-test.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
+# The bound of a polled wait, in 0.1 s polls: LOBES_TEST_WAIT seconds (180)
+# at the least. A wait ends as soon as its condition holds, so a long bound
+# costs nothing on an idle box and keeps a loaded one (CI) from failing.
+TEST_POLLS=$(( ${LOBES_TEST_WAIT:-180} * 10 ))
 
 plan() { echo "1..$1"; }
 skip_all() { echo "1..0 # SKIP $*"; exit 0; }

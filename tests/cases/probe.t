@@ -48,7 +48,7 @@ fake() {
 	local pf="$TMP/fake-$1-$RANDOM" i
 	python3 "$FAKE" "$1" "$pf" &
 	STANDIN_PIDS="$STANDIN_PIDS $!"
-	for i in $(seq 100); do [ -s "$pf" ] && break; sleep 0.1; done
+	for i in $(seq "$TEST_POLLS"); do [ -s "$pf" ] && break; sleep 0.1; done
 	FAKE_PORTS=$(cat "$pf")
 }
 

@@ -67,7 +67,7 @@ python3 "$SRC/tests/secrets/fake_engine.py" "$TMP/docker.sock" "$E" &
 FAKE=$!
 trap 'kill "$FAKE" 2>/dev/null; wait "$FAKE" 2>/dev/null; rm -rf "$TMP"' EXIT
 export DOCKER_HOST=unix://$TMP/docker.sock
-for i in $(seq 300); do [ -S "$TMP/docker.sock" ] && break; sleep 0.1; done
+for i in $(seq "$TEST_POLLS"); do [ -S "$TMP/docker.sock" ] && break; sleep 0.1; done
 ok "$([ -S "$TMP/docker.sock" ]; echo $?)" "the fake engine listens"
 
 O=$TMP/out

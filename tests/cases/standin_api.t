@@ -22,10 +22,10 @@ EMBEDDER=Qwen/Qwen3-Embedding-0.6B
 run "$STANDIN" serve --help
 like "$out" "STANDIN_API_MS" "--help names STANDIN_API_MS"
 
-# wait_window: poll (at most ~20 s) for the window-closed line, then ask /health at once
+# wait_window: poll (bounded by TEST_POLLS) for the window-closed line, then ask /health at once
 wait_window() {
 	local i
-	for i in $(seq 200); do
+	for i in $(seq "$TEST_POLLS"); do
 		grep -q 'init engine (profile, create kv cache, warmup model) took' "$STANDIN_LOG" 2>/dev/null && break
 		sleep 0.1
 	done
@@ -60,14 +60,14 @@ STANDIN_TOKEN_MS=2000 standin_start slow-stream "$CORTEX" --served-model-name co
 curl -sN --max-time 120 -H 'Content-Type: application/json' -d "$(chat "$LONG_Q" | jq -c '.stream=true')" \
 	"http://127.0.0.1:$STANDIN_PORT/v1/chat/completions" >"$TMP/stream.out" 2>/dev/null &
 client=$!
-for i in $(seq 200); do [ "$(grep -c '^data: ' "$TMP/stream.out")" -ge 2 ] && break; sleep 0.1; done
+for i in $(seq "$TEST_POLLS"); do [ "$(grep -c '^data: ' "$TMP/stream.out")" -ge 2 ] && break; sleep 0.1; done
 ok $([ "$(grep -c '^data: ' "$TMP/stream.out")" -ge 2 ] && echo 0 || echo 1) "the first frames arrive while the answer is still being generated"
 unlike "$(cat "$TMP/stream.out")" '\[DONE\]' "no [DONE] yet: frames are sent as produced, not buffered"
 is "$(sse "$TMP/stream.out" | head -n1 | jq -r '[.object, .choices[0].delta.role] | join(",")')" "chat.completion.chunk,assistant" "the first frame is the assistant role chunk"
 id=$(sse "$TMP/stream.out" | head -n1 | jq -r .id)
 kill "$client"
 wait "$client" 2>/dev/null
-for i in $(seq 200); do grep -qF "Aborted request(s) $id." "$STANDIN_LOG" && break; sleep 0.1; done
+for i in $(seq "$TEST_POLLS"); do grep -qF "Aborted request(s) $id." "$STANDIN_LOG" && break; sleep 0.1; done
 like "$(cat "$STANDIN_LOG")" "^INFO [0-9-]+ [0-9:]+ \[async_llm\.py:[0-9]+\] Aborted request\(s\) $id\.$" "a client gone mid-stream is logged as an aborted request (vLLM's wording)"
 like "$(cat "$STANDIN_LOG")" "Request $id aborted\." "and the request as aborted"
 http GET /health

@@ -55,10 +55,10 @@ standin_spawn() {
 	STANDIN_PIDS="$STANDIN_PIDS $STANDIN_PID"
 }
 
-# Poll (at most ~20 s) until startup completes or the process exits.
+# Poll (bounded by TEST_POLLS) until startup completes or the process exits.
 standin_wait_ready() {
 	local i
-	for i in $(seq 200); do
+	for i in $(seq "$TEST_POLLS"); do
 		grep -q 'Application startup complete\.' "$STANDIN_LOG" 2>/dev/null && return 0
 		if ! kill -0 "$STANDIN_PID" 2>/dev/null; then
 			wait "$STANDIN_PID"
@@ -81,10 +81,10 @@ standin_start() {
 	return 1
 }
 
-# Wait (at most ~20 s) for STANDIN_PID to exit; sets STANDIN_RC.
+# Wait (bounded by TEST_POLLS) for STANDIN_PID to exit; sets STANDIN_RC.
 standin_wait_exit() {
 	local i
-	for i in $(seq 200); do
+	for i in $(seq "$TEST_POLLS"); do
 		if ! kill -0 "$STANDIN_PID" 2>/dev/null; then
 			wait "$STANDIN_PID"
 			STANDIN_RC=$?
