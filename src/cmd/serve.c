@@ -14,7 +14,6 @@
 #include <getopt.h>
 #include <stdint.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../lib/runtime/bringup.h"
@@ -23,6 +22,7 @@
 #include "../lib/runtime/fleet.h"
 #include "../lib/runtime/memory.h"
 #include "../lib/util/cleanup.h"
+#include "../lib/util/clock.h"
 #include "../lib/util/num.h"
 #include "../lib/verify/report.h"
 #include "../lib/util/secret.h"
@@ -45,16 +45,13 @@ struct serve {
 static long long mono_ms(void *ud)
 {
 	(void)ud;
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return clock_mono_ms();
 }
 
 static void sleep_ms(void *ud, int ms)
 {
 	(void)ud;
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-	nanosleep(&ts, NULL);
+	clock_sleep_ms(ms);
 }
 
 /* compose `up -d --no-deps ROLE` (create if needed, and start). */

@@ -8,7 +8,6 @@
  */
 #include <getopt.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../lib/facts/facts.h"
@@ -17,18 +16,12 @@
 #include "../lib/runtime/fleet.h"
 #include "../lib/runtime/memory.h"
 #include "../lib/util/cleanup.h"
+#include "../lib/util/clock.h"
 #include "../lib/util/num.h"
 #include "cmd.h"
 
 #define GiB 1073741824.0
 #define STOP_MAX_WAIT_S 604800 /* --wait: a week */
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 CMD(stop)
 {
@@ -150,7 +143,7 @@ CMD(stop)
 	}
 	bool dropped = false;
 	uint64_t f = 0;
-	long long deadline = now_ms() + (long long)wait_s * 1000;
+	long long deadline = clock_mono_ms() + (long long)wait_s * 1000;
 	for (;;) {
 		if (meminfo_field("MemFree", &f, &e) < 0)
 			return cmd_fail(ctx, e);
@@ -162,10 +155,9 @@ CMD(stop)
 			dropped = true;
 			continue;
 		}
-		if (now_ms() >= deadline)
+		if (clock_mono_ms() >= deadline)
 			break;
-		struct timespec ts = { 0, 250 * 1000000 };
-		nanosleep(&ts, NULL);
+		clock_sleep_ms(250);
 	}
 	bool back = f >= target;
 	json_object_set_new(res, "free_after_bytes", json_integer((json_int_t)f));

@@ -17,25 +17,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../util/cleanup.h"
+#include "../util/clock.h"
 #include "../util/fs.h"
 #include "gateway_proc.h"
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void nap_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-	nanosleep(&ts, NULL);
-}
 
 /* True when pid is a live (not zombie) gateway run with pid_file. */
 static bool is_our_gateway(pid_t pid, const char *pid_file)
@@ -171,7 +158,7 @@ int gwproc_start(struct gwproc *g, const char *exe, int timeout_ms, struct err *
 	if (c == 0)
 		exec_child(logfd, argv);
 	close(logfd);
-	long long deadline = now_ms() + timeout_ms;
+	long long deadline = clock_mono_ms() + timeout_ms;
 	for (;;) {
 		int status;
 		if (waitpid(c, &status, WNOHANG) == c) {
@@ -187,9 +174,9 @@ int gwproc_start(struct gwproc *g, const char *exe, int timeout_ms, struct err *
 			g->stale = false;
 			return 0;
 		}
-		if (now_ms() >= deadline)
+		if (clock_mono_ms() >= deadline)
 			break;
-		nap_ms(20);
+		clock_sleep_ms(20);
 	}
 	kill(c, SIGKILL);
 	waitpid(c, NULL, 0);
@@ -209,14 +196,14 @@ int gwproc_reload(const struct gwproc *g, struct err **err)
  * another parent); reaps it when it is our child. */
 static bool wait_gone(const struct gwproc *g, pid_t pid, int timeout_ms)
 {
-	long long deadline = now_ms() + timeout_ms;
+	long long deadline = clock_mono_ms() + timeout_ms;
 	for (;;) {
 		waitpid(pid, NULL, WNOHANG);
 		if (!is_our_gateway(pid, g->pid_file))
 			return true;
-		if (now_ms() >= deadline)
+		if (clock_mono_ms() >= deadline)
 			return false;
-		nap_ms(50);
+		clock_sleep_ms(50);
 	}
 }
 

@@ -7,19 +7,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "proc.h"
 
 extern char **environ;
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 void proc_result_free(struct proc_result *res)
 {
@@ -77,11 +70,11 @@ int proc_run_in(const char *cwd, char *const argv[], int timeout_ms, size_t cap,
 		return err_errno(err, rc == ENOENT ? EXIT_CONFIG : EXIT_RUNTIME, rc, "run '%s'",
 				 argv[0]);
 	}
-	long long deadline = now_ms() + timeout_ms;
+	long long deadline = clock_mono_ms() + timeout_ms;
 	struct pollfd fds[2] = { { po[0], POLLIN, 0 }, { pe[0], POLLIN, 0 } };
 	int open_fds = 2;
 	while (open_fds > 0) {
-		long long left = deadline - now_ms();
+		long long left = deadline - clock_mono_ms();
 		if (left <= 0) {
 			res->timed_out = 1;
 			break;
@@ -113,14 +106,13 @@ int proc_run_in(const char *cwd, char *const argv[], int timeout_ms, size_t cap,
 			pid_t w = waitpid(pid, &status, WNOHANG);
 			if (w == pid)
 				break;
-			if (now_ms() >= deadline) {
+			if (clock_mono_ms() >= deadline) {
 				res->timed_out = 1;
 				kill(-pid, SIGKILL);
 				kill(pid, SIGKILL);
 				break;
 			}
-			struct timespec ts = { 0, 10 * 1000000 };
-			nanosleep(&ts, NULL);
+			clock_sleep_ms(10);
 		}
 	}
 	if (res->timed_out)
