@@ -5,12 +5,29 @@
 #       and wait (bounded) for its start line. Sets GW_PORT, GW_PID, GW_OUT
 #       (stdout), GW_ERR (stderr: JSON access/event lines). Returns 1 when it
 #       exited instead (GW_RC holds the status).
+#   gw_test_env              skip without the stand-in or curl; then a clean
+#       environment for stand-ins and gateways (no VLLM_*, STANDIN_* or
+#       LOBES_GATEWAY_* of the caller), the fixture HF cache, fast boots
 #   gw METHOD PATH [JSON]    request to the gateway: sets $code, $body, $hdrs
-#       (GW_KEY, when set, is sent as the bearer key)
+#       (GW_KEY, when set, is sent as the bearer key; HTTP_MAX_TIME bounds
+#       it, 10 s by default); the body as received is in $TMP/.body
 #   gw_wait_for CMD...       poll CMD (every 0.1 s, at most TEST_POLLS times) until it succeeds
 #   gw_stop                  SIGTERM, wait (bounded), then SIGKILL
 GW_PIDS=""
 trap 'gw_stop_all; standin_stop_all; rm -rf "$TMP"' EXIT
+
+gw_test_env() {
+	local v
+	[ -x "$STANDIN" ] || skip_all "stand-in not built ($STANDIN; make test-helpers)"
+	command -v curl >/dev/null || skip_all "curl is not installed"
+	for v in $(env | sed -n 's/^\(VLLM_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(STANDIN_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(LOBES_GATEWAY_[A-Za-z0-9_]*\)=.*/\1/p'); do
+		unset "$v"
+	done
+	unset HF_HOME LOBES_SYSROOT
+	export HF_HUB_CACHE=$SRC/tests/fixtures/hf/hub
+	export STANDIN_LOAD_MS=10 STANDIN_PROFILE_MS=10 STANDIN_WARMUP_MS=10
+	export STANDIN_DEVICE_BYTES=4G STANDIN_MEM_SCALE=0.01
+}
 
 gw_start() {
 	local dir=$1 i
@@ -37,15 +54,14 @@ gw_start() {
 }
 
 gw() {
-	local method=$1 path=$2 data=${3:-} out
-	local args=(-sS -X "$method" --max-time "${HTTP_MAX_TIME:-10}" -D "$TMP/.hdrs" -w '\n%{http_code}')
+	local method=$1 path=$2 data=${3:-}
+	local args=(-sS -X "$method" --max-time "${HTTP_MAX_TIME:-10}" -D "$TMP/.hdrs" -o "$TMP/.body" -w '%{http_code}')
 	[ -n "${GW_KEY:-}" ] && args+=(-H "Authorization: Bearer $GW_KEY")
 	[ -n "$data" ] && args+=(-H 'Content-Type: application/json' --data-binary "$data")
-	out=$(curl "${args[@]}" "http://127.0.0.1:$GW_PORT$path" 2>/dev/null)
+	rm -f "$TMP/.body" "$TMP/.hdrs"
+	code=$(curl "${args[@]}" "http://127.0.0.1:$GW_PORT$path" 2>/dev/null)
 	curl_rc=$?
-	code=${out##*$'\n'}
-	body=${out%$'\n'*}
-	[ "$body" = "$out" ] && body=
+	body=$(cat "$TMP/.body" 2>/dev/null)
 	hdrs=$(tr -d '\r' <"$TMP/.hdrs" 2>/dev/null)
 	return 0
 }

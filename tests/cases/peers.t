@@ -18,15 +18,7 @@
 . "${LOBES_SRC:-.}/tests/lib.sh"
 . "$SRC/tests/standin/lib.sh"
 . "$SRC/tests/gateway_lib.sh"
-[ -x "$STANDIN" ] || skip_all "stand-in not built ($STANDIN; make test-helpers)"
-command -v curl >/dev/null || skip_all "curl is not installed"
-for v in $(env | sed -n 's/^\(VLLM_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(STANDIN_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(LOBES_GATEWAY_[A-Za-z0-9_]*\)=.*/\1/p'); do
-	unset "$v"
-done
-unset HF_HOME LOBES_SYSROOT
-export HF_HUB_CACHE=$SRC/tests/fixtures/hf/hub
-export STANDIN_LOAD_MS=10 STANDIN_PROFILE_MS=10 STANDIN_WARMUP_MS=10
-export STANDIN_DEVICE_BYTES=4G STANDIN_MEM_SCALE=0.01
+gw_test_env
 HAND_ID=LiquidAI/LFM2.5-1.2B-Instruct
 
 # --- the two boxes' engines -------------------------------------------------------

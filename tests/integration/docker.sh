@@ -39,7 +39,10 @@ DOCKER_ROOT=
 DOCKERD_PID=
 DOCKER_PROJECTS=""
 DOCKER_COMPOSE_FILES=""
-trap '_docker_cleanup; declare -F standin_stop_all >/dev/null && standin_stop_all; rm -rf "$TMP"' EXIT
+# A test that starts something docker cannot see defines docker_test_cleanup;
+# it runs first.
+trap 'declare -F docker_test_cleanup >/dev/null && docker_test_cleanup; _docker_cleanup;
+	declare -F standin_stop_all >/dev/null && standin_stop_all; rm -rf "$TMP"' EXIT
 
 # Skip the test, or fail it when Docker is required.
 docker_unavailable() {

@@ -11,23 +11,24 @@
 # Docker's own log timestamps.
 . "${LOBES_SRC:-.}/tests/lib.sh"
 . "$SRC/tests/standin/lib.sh"
+. "$SRC/tests/gateway_lib.sh"
 . "$SRC/tests/integration/docker.sh"
 . "$SRC/tests/integration/fleet_lib.sh"
 PROJECT_PREFIX=lobes-gw
 T=$TMP/thor
 # the gateway serve starts outlives serve: stop it (by its pid file) at exit
-gw_kill() {
+docker_test_cleanup() {
 	local p
 	p=$(cat "$T/gateway.pid" 2>/dev/null) && kill -KILL "$p" 2>/dev/null
 	return 0
 }
-trap 'gw_kill; _docker_cleanup; standin_stop_all; rm -rf "$TMP"' EXIT
 fast="--poll-ms 200 --window-wait $WAIT --ready-wait $WAIT --mem-wait $WAIT"
 
 # streamed tokens 200 ms apart, so a stream is in flight long enough to act on
 STANDIN_EXTRA_ENV=STANDIN_TOKEN_MS=200 deploy "$T" thor thor || { ok 1 "deploy thor"; done_testing; }
 GWP=$(standin_free_port)
 KEY=gw-$RANDOM$RANDOM$RANDOM
+GW_PORT=$GWP GW_KEY=$KEY HTTP_MAX_TIME=30 # for gw (tests/gateway_lib.sh)
 printf '%s\n' "$KEY" >"$T/gateway.key"
 chmod 600 "$T/gateway.key"
 cat >>"$T/.env" <<EOF
@@ -58,17 +59,8 @@ run "$LOBES" --dir "$T" status
 like "$out" "gateway +127.0.0.1:$GWP running \(pid $GW_PID, started by lobes serve; log $T/gateway.log\)" \
 	"status's table says serve started it and where its log is"
 
-# gw METHOD PATH [JSON] [KEY]: $code, $body, $hdrs
-gw() {
-	local args=(-sS -X "$1" --max-time 30 -D "$TMP/.hdrs" -o "$TMP/.body" -w '%{http_code}')
-	[ -n "${4-$KEY}" ] && args+=(-H "Authorization: Bearer ${4-$KEY}")
-	[ -n "${3:-}" ] && args+=(-H 'Content-Type: application/json' --data-binary "$3")
-	code=$(curl "${args[@]}" "http://127.0.0.1:$GWP$2" 2>/dev/null)
-	body=$(cat "$TMP/.body" 2>/dev/null)
-	hdrs=$(tr -d '\r' <"$TMP/.hdrs" 2>/dev/null)
-}
 all_ready() {
-	gw GET /capabilities "" ""
+	GW_KEY= gw GET /capabilities
 	[ "$(jq -c '[.roles[] | select(.feasible) | .ready] | all' <<<"$body" 2>/dev/null)" = true ]
 }
 wait_for "$WAIT" all_ready
@@ -105,7 +97,7 @@ for r in $(roles_of "$T"); do
 	like " $ids " " $(sed -n "s/^$(upper "$r")_MODEL=//p" "$T/.env") " "and $r by its checkpoint id"
 done
 unlike " $ids " " hand " "/v1/models does not list the infeasible hand"
-gw GET /health "" ""
+GW_KEY= gw GET /health
 is "$code" 200 "/health answers without a key"
 # an engine's own error is relayed as it is: status and body byte for byte
 BAD='{"model":"cortex","max_tokens":0,"messages":[{"role":"user","content":"hi"}]}'
@@ -121,10 +113,10 @@ gw POST /v1/chat/completions "{\"model\":\"hand\",$Q}"
 is "$code:$(jq -r .error.code <<<"$body")" 404:role_infeasible "the infeasible hand answers 404 role_infeasible"
 gw POST /v1/chat/completions "{\"model\":\"nope\",$Q}"
 is "$code:$(jq -r .error.code <<<"$body")" 404:model_not_found "an unknown model answers 404 model_not_found"
-gw POST /v1/chat/completions "{\"model\":\"cortex\",$Q}" ""
+GW_KEY= gw POST /v1/chat/completions "{\"model\":\"cortex\",$Q}"
 is "$code:$(jq -r .error.code <<<"$body")" 401:invalid_api_key "no key: 401 invalid_api_key"
 like "$hdrs" 'WWW-Authenticate: Bearer' "with WWW-Authenticate"
-gw POST /v1/chat/completions "{\"model\":\"cortex\",$Q}" "x$KEY"
+GW_KEY="x$KEY" gw POST /v1/chat/completions "{\"model\":\"cortex\",$Q}"
 is "$code" 401 "a wrong key: 401"
 ok "$(grep -qF "$KEY" "$T/gateway.log"; [ $? = 1 ]; echo $?)" "the key never reaches the gateway's log"
 
@@ -133,7 +125,7 @@ ok "$(grep -qF "$KEY" "$T/gateway.log"; [ $? = 1 ]; echo $?)" "the key never rea
 gw POST /v1/embeddings '{"model":"embedder","input":"hello"}'
 is "$code:$(jq -r .error.type <<<"$body")" 503:backend_unavailable "a stopped engine answers 503 backend_unavailable"
 like "$hdrs" 'Retry-After: 5' "with Retry-After: 5"
-emb_ready() { gw GET /capabilities "" ""; [ "$(jq -r '.roles[] | select(.role=="embedder") | .ready' <<<"$body")" = "$1" ]; }
+emb_ready() { GW_KEY= gw GET /capabilities; [ "$(jq -r '.roles[] | select(.role=="embedder") | .ready' <<<"$body")" = "$1" ]; }
 wait_for "$WAIT" emb_ready false
 ok $? "/capabilities shows the embedder not ready"
 (cd "$T" && compose start embedder >/dev/null 2>&1)
