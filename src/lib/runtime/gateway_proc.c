@@ -90,23 +90,6 @@ void gwproc_free(struct gwproc *g)
 	memset(g, 0, sizeof(*g));
 }
 
-char *gwproc_log_tail(const struct gwproc *g, int n)
-{
-	_cleanup_free_ char *t = fs_read(g->log_file, 0, NULL, NULL);
-	if (!t)
-		return xstrdup("");
-	size_t len = strlen(t);
-	while (len && t[len - 1] == '\n')
-		t[--len] = '\0';
-	const char *p = t + len;
-	for (int k = 0; k < n && p > t; k++) {
-		p--;
-		while (p > t && p[-1] != '\n')
-			p--;
-	}
-	return xstrdup(p);
-}
-
 /* The child: own session, stdin /dev/null, stdout+stderr to the log, no
  * inherited descriptors or blocked signals; then the gateway. */
 static void exec_child(int logfd, char *const argv[])
@@ -126,6 +109,19 @@ static void exec_child(int logfd, char *const argv[])
 	execv(argv[0], argv);
 	dprintf(2, "lobes: cannot run '%s': %s\n", argv[0], strerror(errno));
 	_exit(127);
+}
+
+/* What this run wrote to the log: the bytes from offset `from`, at most
+ * size - 1 of them (a gateway that exits at once writes a line or two). */
+static void run_log(const struct gwproc *g, off_t from, char *out, size_t size)
+{
+	ssize_t n = -1;
+	int fd = open(g->log_file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0) {
+		n = pread(fd, out, size - 1, from);
+		close(fd);
+	}
+	out[n > 0 ? n : 0] = '\0';
 }
 
 int gwproc_start(struct gwproc *g, const char *exe, int timeout_ms, struct err **err)
@@ -162,8 +158,8 @@ int gwproc_start(struct gwproc *g, const char *exe, int timeout_ms, struct err *
 	for (;;) {
 		int status;
 		if (waitpid(c, &status, WNOHANG) == c) {
-			_cleanup_free_ char *all = fs_read(g->log_file, 0, NULL, NULL);
-			const char *mine = all && (off_t)strlen(all) >= from ? all + from : "";
+			char mine[4096];
+			run_log(g, from, mine, sizeof(mine));
 			return err_set(err, EXIT_RUNTIME, "the gateway exited (%s %d) before it listened%s%s",
 				       WIFEXITED(status) ? "status" : "signal",
 				       WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),

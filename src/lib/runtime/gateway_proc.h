@@ -51,7 +51,4 @@ int gwproc_reload(const struct gwproc *g, struct err **err);
  * took SIGKILL. The pid file is removed if the gateway could not. */
 int gwproc_stop(struct gwproc *g, int timeout_ms, bool *killed, struct err **err);
 
-/* The last n lines of the gateway's log (for an error report); caller frees. */
-char *gwproc_log_tail(const struct gwproc *g, int n);
-
 #endif
