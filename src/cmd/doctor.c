@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "../lib/util/cleanup.h"
-#include "../lib/verify/doctor.h"
+#include "../lib/doctor/doctor.h"
 #include "../lib/util/secret.h"
 #include "cmd.h"
 

@@ -20,7 +20,7 @@
 
 #include "../lib/gateway/peers.h"
 #include "../lib/knowledge/knowledge.h"
-#include "../lib/verify/probe.h"
+#include "../lib/probe/probe.h"
 #include "../lib/util/buf.h"
 #include "../lib/util/cleanup.h"
 #include "cmd.h"

@@ -34,7 +34,7 @@
 #include "../lib/render/render.h"
 #include "../lib/util/cleanup.h"
 #include "../lib/util/fs.h"
-#include "../lib/verify/probe.h"
+#include "../lib/probe/probe.h"
 #include "../lib/util/secret.h"
 #include "cmd.h"
 

@@ -24,7 +24,7 @@
 #include "../lib/util/cleanup.h"
 #include "../lib/util/clock.h"
 #include "../lib/util/num.h"
-#include "../lib/verify/report.h"
+#include "../lib/triage/report.h"
 #include "../lib/util/secret.h"
 #include "cmd.h"
 

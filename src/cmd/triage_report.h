@@ -11,8 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../lib/verify/signatures.h"
-#include "../lib/verify/triage.h"
+#include "../lib/triage/signatures.h"
+#include "../lib/triage/triage.h"
 #include "cmd.h"
 
 /* One match as JSON; count 0 leaves "count" out. */

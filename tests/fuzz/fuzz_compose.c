@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "../../src/lib/verify/doctor/doctor_int.h"
+#include "../../src/lib/doctor/doctor_int.h"
 #include "fuzz.h"
 
 static char dir[4096];

@@ -1,7 +1,7 @@
 /* fuzz_probe.c — a role's answer to its probe (chat, embeddings, rerank
  * JSON). The first byte picks the role, the second the HTTP status class,
  * the rest is the body; the judged result is rendered as JSON. See fuzz.h. */
-#include "../../src/lib/verify/probe.h"
+#include "../../src/lib/probe/probe.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -6,9 +6,9 @@
  */
 #include "testutil.h"
 
-#include "../../src/lib/verify/normalise.h"
-#include "../../src/lib/verify/signatures.h"
-#include "../../src/lib/verify/triage.h"
+#include "../../src/lib/triage/normalise.h"
+#include "../../src/lib/triage/signatures.h"
+#include "../../src/lib/triage/triage.h"
 
 static struct sigset shipped, anchored;
 

@@ -5,7 +5,7 @@
  */
 #include "testutil.h"
 
-#include "../../src/lib/verify/probe.h"
+#include "../../src/lib/probe/probe.h"
 
 /* Judge body (HTTP status) for role r with an optional known failure; the
  * caller frees p. */

@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "../../src/lib/util/fs.h"
-#include "../../src/lib/verify/signatures.h"
-#include "../../src/lib/verify/triage.h"
+#include "../../src/lib/triage/signatures.h"
+#include "../../src/lib/triage/triage.h"
 
 static struct sigset shipped;
 

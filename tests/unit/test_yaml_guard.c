@@ -16,7 +16,7 @@
 #include "../../src/lib/util/buf.h"
 #include "../../src/lib/util/yaml_guard.h"
 #include "../../src/lib/verify/question.h"
-#include "../../src/lib/verify/signatures.h"
+#include "../../src/lib/triage/signatures.h"
 
 #define WATCHDOG_S 30 /* generous: a guarded parse of a few bytes takes microseconds */
 

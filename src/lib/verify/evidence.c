@@ -15,8 +15,8 @@
 #include "../util/fs.h"
 #include "../util/secret.h"
 #include "evidence.h"
-#include "probe.h"
-#include "triage.h"
+#include "../probe/probe.h"
+#include "../triage/triage.h"
 
 /* The value of flag `name` in an argv (--name=V or --name V), or NULL. */
 static const char *flag_value(char **argv, const char *name)

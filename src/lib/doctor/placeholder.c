@@ -14,7 +14,7 @@
  */
 #include <string.h>
 
-#include "../../util/cleanup.h"
+#include "../util/cleanup.h"
 #include "doctor_int.h"
 
 static const enum knob_id read_by_compose[] = { KNOB_IMAGE, KNOB_MODEL, KNOB_GPU_MEM_UTIL,

@@ -7,11 +7,11 @@
 #include <ctype.h>
 #include <string.h>
 
-#include "../../util/buf.h"
-#include "../../util/cleanup.h"
-#include "../../util/fs.h"
-#include "../../util/strv.h"
-#include "../../knowledge/vllm.h"
+#include "../util/buf.h"
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+#include "../util/strv.h"
+#include "../knowledge/vllm.h"
 #include "doctor_int.h"
 
 char **vllm_env_list_parse(const char *text)

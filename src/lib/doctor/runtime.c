@@ -6,11 +6,11 @@
  */
 #include <string.h>
 
-#include "../../runtime/compose_cli.h"
-#include "../../util/buf.h"
-#include "../../util/cleanup.h"
-#include "../../util/fs.h"
-#include "../../util/strv.h"
+#include "../runtime/compose_cli.h"
+#include "../util/buf.h"
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+#include "../util/strv.h"
 #include "doctor_int.h"
 
 void check_runtime(struct doctor_ctx *x)

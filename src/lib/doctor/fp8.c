@@ -5,8 +5,8 @@
  */
 #include <string.h>
 
-#include "../../util/cleanup.h"
-#include "../../util/fs.h"
+#include "../util/cleanup.h"
+#include "../util/fs.h"
 #include "doctor_int.h"
 
 static const char *kv_scales_word(enum tri t)

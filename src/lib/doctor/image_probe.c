@@ -5,9 +5,9 @@
  */
 #include <string.h>
 
-#include "../../util/buf.h"
-#include "../../util/cleanup.h"
-#include "../../util/fs.h"
+#include "../util/buf.h"
+#include "../util/cleanup.h"
+#include "../util/fs.h"
 #include "doctor_int.h"
 
 char **image_registry(struct doctor_report *r, const struct doctor_opts *o,

@@ -13,9 +13,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../gateway/gateway.h"
-#include "../../util/cleanup.h"
-#include "../../util/fs.h"
+#include "../gateway/gateway.h"
+#include "../util/cleanup.h"
+#include "../util/fs.h"
 #include "doctor_int.h"
 
 static size_t keep(char *p, size_t s, size_t n, void *ud)

@@ -19,10 +19,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../../knowledge/embedded.h"
-#include "../../knowledge/knowledge.h"
-#include "../../render/deploy.h"
-#include "../doctor.h"
+#include "../knowledge/embedded.h"
+#include "../knowledge/knowledge.h"
+#include "../render/deploy.h"
+#include "doctor.h"
 
 #define FP8_TRAIT "fp8-kv-needs-scales-on-triton"
 #define DOCKER_TIMEOUT_MS 10000

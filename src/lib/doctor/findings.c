@@ -7,11 +7,11 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "../../knowledge/embedded.h"
-#include "../../util/buf.h"
-#include "../../util/cleanup.h"
-#include "../../util/fs.h"
-#include "../../util/proc.h"
+#include "../knowledge/embedded.h"
+#include "../util/buf.h"
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+#include "../util/proc.h"
 #include "doctor_int.h"
 
 const char *check_sev_name(enum check_sev s)

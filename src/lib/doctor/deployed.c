@@ -12,14 +12,14 @@
 #include <libfyaml.h>
 #include <string.h>
 
-#include "../../facts/facts.h"
-#include "../../util/buf.h"
-#include "../../util/cleanup.h"
-#include "../../util/fs.h"
-#include "../../util/interp.h"
-#include "../../util/strv.h"
-#include "../../util/yaml_doc.h"
-#include "../../util/yaml_scalar.h"
+#include "../facts/facts.h"
+#include "../util/buf.h"
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+#include "../util/interp.h"
+#include "../util/strv.h"
+#include "../util/yaml_doc.h"
+#include "../util/yaml_scalar.h"
 #include "doctor_int.h"
 
 void deployed_free(struct deployed *d)

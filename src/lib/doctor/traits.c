@@ -6,9 +6,9 @@
  */
 #include <string.h>
 
-#include "../../util/buf.h"
-#include "../../util/cleanup.h"
-#include "../../util/fs.h"
+#include "../util/buf.h"
+#include "../util/cleanup.h"
+#include "../util/fs.h"
 #include "doctor_int.h"
 
 void check_traits(struct doctor_ctx *x)

@@ -4,11 +4,11 @@
  */
 #include <string.h>
 
-#include "../../facts/facts.h"
-#include "../../util/buf.h"
-#include "../../util/cleanup.h"
-#include "../../util/fs.h"
-#include "../../util/strv.h"
+#include "../facts/facts.h"
+#include "../util/buf.h"
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+#include "../util/strv.h"
 #include "doctor_int.h"
 
 void check_memory(struct doctor_ctx *x)

@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "../../util/cleanup.h"
+#include "../util/cleanup.h"
 #include "doctor_int.h"
 
 void check_image(struct doctor_ctx *x)

@@ -4,10 +4,10 @@
  */
 #include <string.h>
 
-#include "../../facts/facts.h"
-#include "../../util/buf.h"
-#include "../../util/cleanup.h"
-#include "../../util/fs.h"
+#include "../facts/facts.h"
+#include "../util/buf.h"
+#include "../util/cleanup.h"
+#include "../util/fs.h"
 #include "doctor_int.h"
 
 static void check_profile_one(struct doctor_report *r, const struct init_result *ir, bool ok,

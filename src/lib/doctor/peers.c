@@ -11,9 +11,9 @@
  */
 #include <string.h>
 
-#include "../../gateway/peers.h"
-#include "../../util/cleanup.h"
-#include "../../util/fs.h"
+#include "../gateway/peers.h"
+#include "../util/cleanup.h"
+#include "../util/fs.h"
 #include "doctor_int.h"
 
 #define PEER_TIMEOUT_MS 3000

@@ -7,9 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../facts/facts.h"
-#include "../../util/cleanup.h"
-#include "../../util/fs.h"
+#include "../facts/facts.h"
+#include "../util/cleanup.h"
+#include "../util/fs.h"
 #include "doctor_int.h"
 
 int doctor_run(struct doctor_report *r, const struct doctor_opts *o, struct err **err)

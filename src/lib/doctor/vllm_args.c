@@ -9,10 +9,10 @@
  */
 #include <string.h>
 
-#include "../../knowledge/vllm.h"
-#include "../../util/buf.h"
-#include "../../util/cleanup.h"
-#include "../../util/fs.h"
+#include "../knowledge/vllm.h"
+#include "../util/buf.h"
+#include "../util/cleanup.h"
+#include "../util/fs.h"
 #include "doctor_int.h"
 
 static bool bare_kind(const char *kind)
