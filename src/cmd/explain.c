@@ -12,7 +12,7 @@
 #include "../lib/util/cleanup.h"
 #include "cmd.h"
 #include "../lib/plan/session.h"
-#include "../lib/render/deploy.h"
+#include "../lib/deploy/deploy.h"
 #include "../lib/util/fs.h"
 
 static void print_evidence(const struct ctx *ctx, const json_t *ev)

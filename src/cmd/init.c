@@ -1,12 +1,12 @@
 /*
  * init.c — `lobes init`: detect → resolve → render into the deploy dir.
  * Dry-run by default (the profile chosen and why, then a unified diff);
- * --apply writes atomically. The logic lives in src/lib/render/deploy.c.
+ * --apply writes atomically. The logic lives in src/lib/deploy/init.c.
  */
 #include <getopt.h>
 #include <string.h>
 
-#include "../lib/render/deploy.h"
+#include "../lib/deploy/deploy.h"
 #include "../lib/render/render.h"
 #include "../lib/util/buf.h"
 #include "../lib/util/cleanup.h"

@@ -30,7 +30,7 @@
 
 #include "../lib/gateway/gateway.h"
 #include "../lib/knowledge/knowledge.h"
-#include "../lib/render/deploy.h"
+#include "../lib/deploy/deploy.h"
 #include "../lib/render/render.h"
 #include "../lib/util/cleanup.h"
 #include "../lib/util/fs.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "../lib/plan/session.h"
-#include "../lib/render/deploy.h"
+#include "../lib/deploy/deploy.h"
 #include "../lib/render/diff.h"
 #include "../lib/util/cleanup.h"
 #include "../lib/util/fs.h"

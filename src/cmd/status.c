@@ -24,7 +24,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../lib/render/deploy.h"
+#include "../lib/deploy/deploy.h"
 #include "../lib/runtime/engine_api.h"
 #include "../lib/runtime/fleet.h"
 #include "../lib/util/cleanup.h"

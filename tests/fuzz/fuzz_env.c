@@ -1,6 +1,6 @@
 /* fuzz_env.c — a deploy dir's .env, which the operator edits by hand: the
  * parser, and a lookup of every key it read. See fuzz.h. */
-#include "../../src/lib/render/deploy.h"
+#include "../../src/lib/deploy/deploy.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "../../src/lib/facts/facts.h"
-#include "../../src/lib/render/deploy.h"
+#include "../../src/lib/deploy/deploy_int.h"
 #include "../../src/lib/util/buf.h"
 #include "../../src/lib/util/fs.h"
 #include "../../src/lib/util/interp.h"

@@ -21,7 +21,7 @@
 
 #include "../knowledge/embedded.h"
 #include "../knowledge/knowledge.h"
-#include "../render/deploy.h"
+#include "../deploy/deploy.h"
 #include "doctor.h"
 
 #define FP8_TRAIT "fp8-kv-needs-scales-on-triton"

@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 
 #include "../knowledge/embedded.h"
-#include "../render/deploy.h"
+#include "../deploy/deploy.h"
 #include "../render/render.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"

@@ -58,6 +58,12 @@ int render_fleet(const struct plan *p, const struct fleet_template *t, struct re
 void render_out_free(struct render_out *out);
 const struct render_file *render_out_get(const struct render_out *out, const char *name);
 
+/* Render a profile for its own card (nominal facts, no checkpoint reads;
+ * knowledge: shipped + operator_dir, which may be NULL): the render the
+ * goldens hold (nominal.c). */
+int render_nominal(const char *profile, const char *operator_dir, struct render_out *out,
+		   struct err **err);
+
 /* The .env key for a role's knob: "CORTEX_GPU_MEM_UTIL"; caller frees. */
 char *env_key(enum role_id r, const char *suffix);
 /* Every .env key name lobes has ever written (NULL-terminated, static). */

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../render/deploy.h"
+#include "../deploy/deploy.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "compose_cli.h"

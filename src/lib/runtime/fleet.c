@@ -10,7 +10,7 @@
 #include <curl/curl.h>
 #include <string.h>
 
-#include "../render/deploy.h"
+#include "../deploy/deploy.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "fleet.h"

@@ -8,7 +8,7 @@
 #include "../knowledge/knowledge.h"
 #include "../runtime/engine_api.h"
 #include "../runtime/fleet.h"
-#include "../render/deploy.h"
+#include "../deploy/deploy.h"
 #include "../render/render.h"
 #include "../util/buf.h"
 #include "../util/cleanup.h"

@@ -1,5 +1,6 @@
 /*
- * commit.h — the deploy dir's commit as one atomic step.
+ * deploy_int.h — the insides of deploy/ that its files share: the deploy
+ * dir's commit as one atomic step, and the .env merge of init.
  *
  * `init --apply` changes several files (.env, the compose files, the state
  * file, backups of the replaced ones) that only make sense together: a
@@ -24,14 +25,15 @@
  * whole of recover → read → commit; a second writer fails at once with a
  * message naming the dir instead of waiting.
  */
-#ifndef LOBES_COMMIT_H
-#define LOBES_COMMIT_H
+#ifndef LOBES_DEPLOY_INT_H
+#define LOBES_DEPLOY_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
 #include "../util/err.h"
+#include "deploy.h"
 
 #define DEPLOY_JOURNAL ".lobes-journal"
 #define DEPLOY_LOCK ".lobes.lock"
@@ -81,5 +83,11 @@ int deploy_txn_add(struct deploy_txn *t, const char *name, const void *data, siz
 int deploy_txn_commit(struct deploy_txn *t, struct err **err);
 /* Remove staged temps not committed; free t. */
 void deploy_txn_end(struct deploy_txn *t);
+
+/* .env (env.c): the rendered .env text with the edited keys' lines replaced
+ * by the operator's lines from old, byte for byte, and the edited keys the
+ * render does not have appended; caller frees. */
+char *env_merge(const char *rendered, const struct env_file *old, char *const *edited,
+		const struct env_file *renv);
 
 #endif

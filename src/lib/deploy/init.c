@@ -1,6 +1,6 @@
 /*
- * deploy.c — init: merge operator edits, render, diff, write atomically.
- * See deploy.h for the contract.
+ * init.c — init: merge operator edits, render, diff, write atomically.
+ * See deploy.h for the contract, deploy_int.h for the commit.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -11,9 +11,8 @@
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/strv.h"
-#include "commit.h"
-#include "deploy.h"
-#include "diff.h"
+#include "../render/diff.h"
+#include "deploy_int.h"
 
 #define STATE_FILE ".lobes-state.json"
 
@@ -32,44 +31,9 @@ static bool knob_key(const char *key, enum role_id *r, enum knob_id *k)
 	return false;
 }
 
-/* --- nominal render ------------------------------------------------------- */
-
-int render_nominal(const char *profile, const char *operator_dir, struct render_out *out,
-		   struct err **err)
-{
-	struct knowledge k = { 0 };
-	if (knowledge_load(&k, operator_dir, err) < 0)
-		return -1;
-	int rc = -1;
-	struct host_facts f = { 0 };
-	struct plan p = { 0 };
-	struct fleet_template t = { 0 };
-	const struct profile *pr = knowledge_profile(&k, profile);
-	if (!pr) {
-		/* let plan_resolve produce the "unknown profile" error text */
-		struct plan_input in = { .k = &k, .facts = &f, .profile = profile,
-					 .read_checkpoint = checkpoint_nominal };
-		plan_resolve(&p, &in, err);
-		goto out;
-	}
-	host_facts_nominal(&f, knowledge_card(&k, pr->card));
-	struct plan_input in = { .k = &k, .facts = &f, .profile = profile,
-				 .read_checkpoint = checkpoint_nominal };
-	if (plan_resolve(&p, &in, err) < 0 || fleet_template_load(&t, err) < 0 ||
-	    render_fleet(&p, &t, out, err) < 0)
-		goto out;
-	rc = 0;
-out:
-	fleet_template_free(&t);
-	plan_free(&p);
-	host_facts_free(&f);
-	knowledge_free(&k);
-	return rc;
-}
-
 /* --- init ----------------------------------------------------------------- */
 
-/* Read a file of the deploy dir as committed (commit.h); NULL when absent. */
+/* Read a file of the deploy dir as committed (deploy_int.h); NULL when absent. */
 static char *read_opt(const char *dir, const char *name, size_t *len, struct err **err)
 {
 	return deploy_read(dir, name, len, err);
@@ -158,7 +122,7 @@ int init_prepare(struct init_result *r, const struct init_opts *o, struct err **
 		return err_set(err, EXIT_CONFIG, "deploy dir '%s' is a file; expected a directory", o->dir);
 	r->dir_exists = fs_is_dir(o->dir);
 	/* A writer locks the dir, then finishes or rolls back a killed commit
-	 * before it reads anything. A dry run only reads (commit.h). */
+	 * before it reads anything. A dry run only reads (deploy_int.h). */
 	if (o->apply && r->dir_exists) {
 		r->lock_fd = deploy_lock(o->dir, err);
 		if (r->lock_fd < 0 || deploy_recover(o->dir, managed_files, -1, err) < 0)

@@ -1,13 +1,18 @@
 /*
- * deploy.h — writing a render into a deploy dir (`lobes init`).
+ * deploy.h — the deploy dir as a store: the one public face of deploy/.
  *
- * A deploy dir holds docker-compose.yml, docker-compose.gpu.yml, .env (0600)
- * and .lobes-state.json (the values lobes last wrote, so an operator's edit
- * can be told from a stale render). init_prepare() computes everything and
- * writes nothing; init_apply() writes the changed files, the backups of the
- * replaced ones (NAME.bak.N, the last few kept) and the state file as one
- * atomic commit (commit.h): a kill at any point leaves the old dir or the
- * new one once the next writer has run.
+ * A deploy dir holds docker-compose.yml, docker-compose.gpu.yml, .env (0600),
+ * the gateway unit and .lobes-state.json (the values lobes last wrote, so an
+ * operator's edit can be told from a stale render). Everything that reads or
+ * writes those files goes through this room: the .env reader every command
+ * uses, the writer's lock, the journal that makes a commit one atomic step,
+ * the backups of replaced files (NAME.bak.N, the last few kept) and the
+ * state file. render/ computes the bytes; deploy/ puts them in the dir.
+ *
+ * init_prepare() computes everything and writes nothing; init_apply() writes
+ * the changed files, the backups of the replaced ones and the state file as
+ * one atomic commit (deploy_int.h): a kill at any point leaves the old dir or
+ * the new one once the next writer has run.
  *
  * Operator edits to .env survive a re-init: an edited knob key
  * (<ROLE>_<KNOB>) becomes an operator override in the plan (so the compose
@@ -20,7 +25,7 @@
 #include <stdbool.h>
 
 #include "../plan/session.h"
-#include "render.h"
+#include "../render/render.h"
 
 /* .env (env.c): compose's dotenv rules; every entry keeps its source line. */
 struct env_entry {
@@ -50,11 +55,6 @@ int env_read(const char *path, struct env_file *out, struct err **err);
 const char *env_get(const struct env_file *f, const char *key);
 const struct env_entry *env_entry_get(const struct env_file *f, const char *key);
 void env_file_free(struct env_file *f);
-/* The rendered .env text with the edited keys' lines replaced by the
- * operator's lines from old, byte for byte, and the edited keys the render
- * does not have appended; caller frees. */
-char *env_merge(const char *rendered, const struct env_file *old, char *const *edited,
-		const struct env_file *renv);
 
 struct kept_value {
 	char *key, *yours, *lobes; /* lobes: what the render alone would write (NULL: no such key) */
@@ -102,10 +102,5 @@ int init_prepare(struct init_result *r, const struct init_opts *o, struct err **
  * changed), then prune backups beyond the number kept. */
 int init_apply(struct init_result *r, struct err **err);
 void init_result_free(struct init_result *r);
-
-/* Render a profile for its own card (nominal facts, no checkpoint reads):
- * the pure render the goldens hold. */
-int render_nominal(const char *profile, const char *operator_dir, struct render_out *out,
-		   struct err **err);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * commit.c — the deploy dir's one-step commit: a redo journal of renames;
- * see commit.h for the protocol and why.
+ * see deploy_int.h for the protocol and why.
  *
  * The journal is JSON (jansson): {"version": 1, "renames": [[TEMP, NAME], ...]}.
  * A journal is trusted only as far as it names plain files of the deploy
@@ -18,7 +18,7 @@
 
 #include "../util/cleanup.h"
 #include "../util/fs.h"
-#include "commit.h"
+#include "deploy_int.h"
 
 int deploy_lock(const char *dir, struct err **err)
 {

@@ -25,7 +25,7 @@
 #include "../util/secret.h"
 #include "../util/strv.h"
 #include "../util/yaml_guard.h"
-#include "deploy.h"
+#include "deploy_int.h"
 
 /* The semantic value of the text after '=' (v, n bytes); NULL with *col
  * (0-based offset in v) and *what set when it is malformed. */
