@@ -65,9 +65,16 @@ CMD(render)
 		loaded_plan_free(&lp);
 		profile = detected;
 	}
+	/* The operator's DIR/profiles are knowledge, loaded here: the render
+	 * itself reads no file. */
 	_cleanup_free_ char *opdir = xasprintf("%s/profiles", ctx->dir);
+	struct knowledge k = { 0 };
+	if (knowledge_load(&k, opdir, &e) < 0)
+		return cmd_fail(ctx, e);
 	struct render_out ro;
-	if (render_nominal(profile, opdir, &ro, &e) < 0)
+	int rendered = render_nominal(&k, profile, &ro, &e);
+	knowledge_free(&k);
+	if (rendered < 0)
 		return cmd_fail(ctx, e);
 	json_auto_t *res = json_pack("{s:s, s:[]}", "profile", profile, "files");
 	json_t *files = json_object_get(res, "files");

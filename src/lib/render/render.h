@@ -58,10 +58,9 @@ int render_fleet(const struct plan *p, const struct fleet_template *t, struct re
 void render_out_free(struct render_out *out);
 const struct render_file *render_out_get(const struct render_out *out, const char *name);
 
-/* Render a profile for its own card (nominal facts, no checkpoint reads;
- * knowledge: shipped + operator_dir, which may be NULL): the render the
- * goldens hold (nominal.c). */
-int render_nominal(const char *profile, const char *operator_dir, struct render_out *out,
+/* Render a profile of k for its own card (nominal facts, no checkpoint
+ * reads): the render the goldens hold (nominal.c). */
+int render_nominal(const struct knowledge *k, const char *profile, struct render_out *out,
 		   struct err **err);
 
 /* The .env key for a role's knob: "CORTEX_GPU_MEM_UTIL"; caller frees. */
