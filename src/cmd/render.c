@@ -8,7 +8,6 @@
 
 #include "../lib/plan/session.h"
 #include "../lib/deploy/deploy.h"
-#include "../lib/render/diff.h"
 #include "../lib/util/cleanup.h"
 #include "../lib/util/fs.h"
 #include "../lib/util/secret.h"

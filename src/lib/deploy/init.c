@@ -11,7 +11,6 @@
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/strv.h"
-#include "../render/diff.h"
 #include "deploy_int.h"
 
 #define STATE_FILE ".lobes-state.json"

@@ -1,10 +1,10 @@
-/* diff.c — LCS line diff printed as unified hunks; see diff.h. */
+/* diff.c — LCS line diff printed as unified hunks; see render.h. */
 #include <stdbool.h>
 #include <string.h>
 
 #include "../util/cleanup.h"
 #include "../util/err.h"
-#include "diff.h"
+#include "render.h"
 
 struct lines {
 	const char **l; /* pointers into the text */

@@ -7,8 +7,9 @@
  * starts on a machine without a GPU), .env (mode 0600), and
  * lobes-gateway@.service (data/template/: a systemd template unit for the
  * gateway whose instance is the deploy dir, so it needs no path of this
- * box). No clock, no host reads, no environment: the same plan gives the
- * same bytes anywhere.
+ * box). No file system, no clock, no host reads, no environment: the same
+ * plan gives the same bytes anywhere; deploy/ writes them into a deploy
+ * dir. Also here: the unified diff that dry runs show.
  *
  * The .env key names are a contract with every deploy dir ever written:
  * see env_contract_keys() and tests/cases/env_contract.t before renaming.
@@ -20,6 +21,7 @@
 #include <sys/types.h>
 
 #include "../plan/plan.h"
+#include "../util/buf.h"
 
 struct fleet_template {
 	char *hf_host, *hf_container;
@@ -69,5 +71,14 @@ char *env_key(enum role_id r, const char *suffix);
 const char *const *env_contract_keys(void);
 /* True for keys whose values must never be printed (HF_TOKEN, *_API_KEY...). */
 int env_key_is_secret(const char *key);
+
+/* Unified diffs of small text files (renders, .env), for `init` dry runs
+ * and `render --check` (diff.c). Line-based LCS; files here are a few
+ * hundred lines, so the quadratic table is a few hundred KiB at most.
+ * Appends a unified diff (3 lines of context) of a → b to out, with the
+ * given labels ("a/x", "b/x"). a may be NULL (a new file: /dev/null).
+ * Returns the number of changed lines (0: identical, nothing appended). */
+int diff_unified(const char *a, const char *b, const char *label_a, const char *label_b,
+		 struct buf *out);
 
 #endif
