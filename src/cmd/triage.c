@@ -353,7 +353,7 @@ CMD(triage)
 	const char *role = NULL;
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+fa", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "fa", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			o.follow = true;

@@ -189,6 +189,17 @@ run sh -c "$limit exec \"$LOBES\" triage \"$TMP/long.log\""
 is "$rc" 1 "a 100 MB line: the line after it is still matched, in 64 MiB of address space"
 like "$out" "long.log:3: FATAL no-kernel-image" "with its line number"
 like "$errout" "note: 1 line is longer than 1 MiB \(first: line 2\); matched on its first 1 MiB" "a note about the long line"
+# a regular file between 1 and 16 MiB is mapped and fed whole: its long
+# lines are noted too
+{ printf 'INFO start\n'; head -c 2097152 /dev/zero | tr '\0' 'x'; printf '\nINFO end\n'; } > "$TMP/long2.log"
+run "$LOBES" triage "$TMP/long2.log"
+is "$rc" 0 "a 2 MiB line in a 2 MiB file: no fatal"
+like "$errout" "note: 1 line is longer than 1 MiB \(first: line 2\); matched on its first 1 MiB" "a note about the long line of a small file"
+# options after FILE are options, not files
+run "$LOBES" triage "$TMP/boot.log" --all
+is "$rc" 1 "FILE --all: the file is read"
+like "$out" "boot.log:5: WARNING env-unknown" "FILE --all: --all applies"
+unlike "$errout" "open '--all'" "FILE --all: --all is not opened as a file"
 run sh -c "head -c 104857600 /dev/zero | tr '\\0' 'y' | \"$LOBES\" triage -"
 is "$rc" 0 "a 100 MB line on a pipe without a newline: no crash"
 done_testing

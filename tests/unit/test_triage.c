@@ -431,7 +431,37 @@ static void test_long_line(void **state)
 	const struct triage_match *m = triage_matches(t, &n);
 	assert_true(m[0].truncated);
 	assert_int_equal(strlen(m[0].text), TRIAGE_TEXT_CAP);
+	struct triage_notes notes;
+	triage_get_notes(t, &notes);
+	assert_int_equal(notes.long_lines, 1);
+	assert_int_equal(notes.first_long_line, 2);
 	triage_free(t);
+	/* fed at once (a mapped file of a few MiB): the long lines are noted
+	 * too, a line of exactly TRIAGE_LINE_CAP bytes is not */
+	size_t total = 3 * TRIAGE_LINE_CAP + 8192;
+	char *text = xcalloc(1, total + 1);
+	size_t o = 0;
+	memcpy(text + o, "first\n", 6);
+	o += 6;
+	memset(text + o, 'y', TRIAGE_LINE_CAP);
+	o += TRIAGE_LINE_CAP;
+	text[o++] = '\n';
+	memset(text + o, 'z', TRIAGE_LINE_CAP + 1);
+	o += TRIAGE_LINE_CAP + 1;
+	text[o++] = '\n';
+	memset(text + o, 'w', TRIAGE_LINE_CAP + 10);
+	o += TRIAGE_LINE_CAP + 10;
+	memcpy(text + o, "\nlast\n", 6);
+	o += 6;
+	t = triage_new(&shipped, 0);
+	triage_feed(t, text, o);
+	triage_finish(t);
+	triage_get_notes(t, &notes);
+	assert_int_equal(notes.long_lines, 2);
+	assert_int_equal(notes.first_long_line, 3);
+	assert_int_equal(triage_lines(t), 5);
+	triage_free(t);
+	free(text);
 	free(line);
 }
 

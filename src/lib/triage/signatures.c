@@ -213,17 +213,21 @@ static const char *const keys[] = {
 	"parent", "family", "versions",
 };
 
-/* Parse one signature mapping into *s (fields owned by s). */
-static int parse_one(struct fy_node *m, const char *file, bool from_operator, struct pos at,
-		     struct signature *s, struct err **err)
+enum { K_ID, K_LITERAL, K_REGEX, K_SEVERITY, K_CAUSE, K_REMEDY, K_TRAIT, K_CAPTURES, K_GENERIC,
+       K_PARENT, K_FAMILY, K_VERSIONS };
+
+/* One signature mapping being parsed: its values and their keys' positions
+ * (line 0 = key absent). */
+struct sig_node {
+	const char *file;
+	struct pos here;
+	struct fy_node *v[ARRAY_SIZE(keys)];
+	struct pos kpos[ARRAY_SIZE(keys)];
+};
+
+/* Collect the keys of mapping m into *n; an unknown key is an error. */
+static int read_keys(struct fy_node *m, struct sig_node *n, struct err **err)
 {
-	if (!m || fy_node_get_type(m) != FYNT_MAPPING)
-		return fail_at(err, file, node_pos(m, at),
-			       "a signature is not a mapping; expected id, literal or regex, "
-			       "severity, cause, remedy");
-	struct pos here = node_pos(m, at);
-	struct fy_node *v[ARRAY_SIZE(keys)] = { 0 };
-	struct pos kpos[ARRAY_SIZE(keys)] = { 0 };
 	void *it = NULL;
 	struct fy_node_pair *p;
 	while ((p = fy_node_mapping_iterate(m, &it))) {
@@ -234,46 +238,59 @@ static int parse_one(struct fy_node *m, const char *file, bool from_operator, st
 			if (strcmp(keys[i], name) == 0)
 				break;
 		if (i == ARRAY_SIZE(keys))
-			return fail_at(err, file, node_pos(k, here),
+			return fail_at(err, n->file, node_pos(k, n->here),
 				       "unknown key '%s' in a signature; expected one of id, literal, "
 				       "regex, severity, cause, remedy, trait, captures, generic, parent, "
 				       "family, versions", name);
-		v[i] = fy_node_pair_value(p);
-		kpos[i] = node_pos(k, here);
+		n->v[i] = fy_node_pair_value(p);
+		n->kpos[i] = node_pos(k, n->here);
 	}
-	enum { K_ID, K_LITERAL, K_REGEX, K_SEVERITY, K_CAUSE, K_REMEDY, K_TRAIT, K_CAPTURES, K_GENERIC,
-	       K_PARENT, K_FAMILY, K_VERSIONS };
 	static const int required[] = { K_ID, K_SEVERITY, K_CAUSE, K_REMEDY };
 	for (size_t i = 0; i < ARRAY_SIZE(required); i++)
-		if (!kpos[required[i]].line)
-			return fail_at(err, file, here, "signature has no '%s'; expected id, severity, "
+		if (!n->kpos[required[i]].line)
+			return fail_at(err, n->file, n->here, "signature has no '%s'; expected id, severity, "
 				       "cause, remedy and one of literal or regex", keys[required[i]]);
-	const char *id = want_scalar(v[K_ID], file, kpos[K_ID], "id", err);
+	return 0;
+}
+
+/* The scalar of key k (it must be present), or NULL with *err set. */
+static const char *key_scalar(const struct sig_node *n, int k, struct err **err)
+{
+	return want_scalar(n->v[k], n->file, n->kpos[k], keys[k], err);
+}
+
+/* id, literal, severity, cause, remedy and generic. */
+static int parse_core(const struct sig_node *n, bool from_operator, struct signature *s,
+		      struct err **err)
+{
+	const char *file = n->file;
+	struct pos here = n->here;
+	const char *id = key_scalar(n, K_ID, err);
 	if (!id)
 		return -1;
 	if (!valid_name(id))
-		return fail_at(err, file, node_pos(v[K_ID], here),
+		return fail_at(err, file, node_pos(n->v[K_ID], here),
 			       "bad signature id '%s'; expected lower-case letters, digits and '-'", id);
 	s->id = xstrdup(id);
 	s->file = xstrdup(file);
 	s->line = here.line;
 	s->col = here.col;
 	s->from_operator = from_operator;
-	bool has_lit = kpos[K_LITERAL].line, has_re = kpos[K_REGEX].line;
+	bool has_lit = n->kpos[K_LITERAL].line, has_re = n->kpos[K_REGEX].line;
 	if (has_lit == has_re)
 		return fail_at(err, file, here, "signature '%s' has %s; expected exactly one of "
 			       "literal or regex", id, has_lit ? "both literal and regex" : "neither literal nor regex");
 	if (has_lit) {
-		const char *lit = want_scalar(v[K_LITERAL], file, kpos[K_LITERAL], "literal", err);
+		const char *lit = key_scalar(n, K_LITERAL, err);
 		if (!lit)
 			return -1;
 		if (strchr(lit, '\n'))
-			return fail_at(err, file, node_pos(v[K_LITERAL], here),
+			return fail_at(err, file, node_pos(n->v[K_LITERAL], here),
 				       "literal of '%s' spans lines; expected text within one log line", id);
 		s->literal = xstrdup(lit);
 		s->literal_len = strlen(lit);
 	}
-	const char *sev = want_scalar(v[K_SEVERITY], file, kpos[K_SEVERITY], "severity", err);
+	const char *sev = key_scalar(n, K_SEVERITY, err);
 	if (!sev)
 		return -1;
 	if (strcmp(sev, "fatal") == 0)
@@ -283,45 +300,80 @@ static int parse_one(struct fy_node *m, const char *file, bool from_operator, st
 	else if (strcmp(sev, "info") == 0)
 		s->severity = SEV_INFO;
 	else
-		return fail_at(err, file, node_pos(v[K_SEVERITY], here),
+		return fail_at(err, file, node_pos(n->v[K_SEVERITY], here),
 			       "bad severity '%s' of '%s'; expected fatal, warning or info", sev, id);
-	const char *cause = want_scalar(v[K_CAUSE], file, kpos[K_CAUSE], "cause", err);
+	const char *cause = key_scalar(n, K_CAUSE, err);
 	if (!cause)
 		return -1;
 	s->cause = xstrdup(cause);
-	const char *remedy = want_scalar(v[K_REMEDY], file, kpos[K_REMEDY], "remedy", err);
+	const char *remedy = key_scalar(n, K_REMEDY, err);
 	if (!remedy)
 		return -1;
 	s->remedy = xstrdup(remedy);
-	if (kpos[K_GENERIC].line) {
-		const char *g = want_scalar(v[K_GENERIC], file, kpos[K_GENERIC], "generic", err);
+	if (n->kpos[K_GENERIC].line) {
+		const char *g = key_scalar(n, K_GENERIC, err);
 		if (!g)
 			return -1;
 		if (strcmp(g, "true") != 0 && strcmp(g, "false") != 0)
-			return fail_at(err, file, node_pos(v[K_GENERIC], here),
+			return fail_at(err, file, node_pos(n->v[K_GENERIC], here),
 				       "bad generic '%s' of '%s'; expected true or false", g, id);
 		s->generic = strcmp(g, "true") == 0;
 		if (s->generic && s->severity != SEV_FATAL)
-			return fail_at(err, file, node_pos(v[K_GENERIC], here),
+			return fail_at(err, file, node_pos(n->v[K_GENERIC], here),
 				       "generic on the %s signature '%s'; expected it on fatal ones only",
 				       sev, id);
 	}
-	if (kpos[K_TRAIT].line) {
-		s->traits = want_names(v[K_TRAIT], file, kpos[K_TRAIT], "trait", true, err);
+	return 0;
+}
+
+/* versions: each range must parse; an error points at the bad item. */
+static int parse_versions(const struct sig_node *n, struct signature *s, struct err **err)
+{
+	struct fy_node *vn = n->v[K_VERSIONS];
+	s->versions = want_names(vn, n->file, n->kpos[K_VERSIONS], "versions", true, err);
+	if (!s->versions)
+		return -1;
+	for (char **r = s->versions; *r; r++) {
+		int bad = 0;
+		if (vrange_valid(*r, &bad))
+			continue;
+		struct pos vp = node_pos(vn, n->here);
+		if (fy_node_get_type(vn) == FYNT_SEQUENCE) {
+			void *vit = NULL;
+			struct fy_node *item = NULL;
+			for (char **q = s->versions; q <= r; q++)
+				item = fy_node_sequence_iterate(vn, &vit);
+			vp = node_pos(item, vp);
+		}
+		return fail_at(err, n->file, vp, "bad version range '%s' of '%s' at byte %d; "
+			       "expected e.g. \">=0.11\", \"<0.11.1\" or \">=0.6,<0.11\"",
+			       *r, s->id, bad + 1);
+	}
+	return 0;
+}
+
+/* trait, parent, family and versions: what a signature is linked to. */
+static int parse_links(const struct sig_node *n, bool from_operator, struct signature *s,
+		       struct err **err)
+{
+	const char *file = n->file, *id = s->id;
+	struct pos here = n->here;
+	if (n->kpos[K_TRAIT].line) {
+		s->traits = want_names(n->v[K_TRAIT], file, n->kpos[K_TRAIT], "trait", true, err);
 		if (!s->traits)
 			return -1;
 		for (char **t = s->traits; *t; t++) {
 			if (!valid_name(*t) || (!from_operator && !shipped_trait(*t)))
-				return fail_at(err, file, node_pos(v[K_TRAIT], here),
+				return fail_at(err, file, node_pos(n->v[K_TRAIT], here),
 					       "unknown trait '%s' in '%s'; expected a trait of data/traits/",
 					       *t, id);
 		}
 	}
-	if (kpos[K_PARENT].line) {
-		const char *pa = want_scalar(v[K_PARENT], file, kpos[K_PARENT], "parent", err);
+	if (n->kpos[K_PARENT].line) {
+		const char *pa = key_scalar(n, K_PARENT, err);
 		if (!pa)
 			return -1;
-		struct pos pp = node_pos(v[K_PARENT], here);
+		struct pos pp = node_pos(n->v[K_PARENT], here);
 		if (!valid_name(pa) || strcmp(pa, id) == 0)
 			return fail_at(err, file, pp, "bad parent '%s' of '%s'; expected the id of "
 				       "another signature", pa, id);
@@ -329,56 +381,57 @@ static int parse_one(struct fy_node *m, const char *file, bool from_operator, st
 		s->parent_line = pp.line;
 		s->parent_col = pp.col;
 	}
-	if (kpos[K_FAMILY].line) {
-		const char *fa = want_scalar(v[K_FAMILY], file, kpos[K_FAMILY], "family", err);
+	if (n->kpos[K_FAMILY].line) {
+		const char *fa = key_scalar(n, K_FAMILY, err);
 		if (!fa)
 			return -1;
 		if (!valid_name(fa))
-			return fail_at(err, file, node_pos(v[K_FAMILY], here), "bad family '%s' of '%s'; "
+			return fail_at(err, file, node_pos(n->v[K_FAMILY], here), "bad family '%s' of '%s'; "
 				       "expected lower-case letters, digits and '-'", fa, id);
 		s->family = xstrdup(fa);
 	}
-	if (kpos[K_VERSIONS].line) {
-		s->versions = want_names(v[K_VERSIONS], file, kpos[K_VERSIONS], "versions", true, err);
-		if (!s->versions)
-			return -1;
-		for (char **r = s->versions; *r; r++) {
-			int bad = 0;
-			if (!vrange_valid(*r, &bad)) {
-				struct pos vp = node_pos(v[K_VERSIONS], here);
-				if (fy_node_get_type(v[K_VERSIONS]) == FYNT_SEQUENCE) {
-					void *vit = NULL;
-					struct fy_node *item = NULL;
-					for (char **q = s->versions; q <= r; q++)
-						item = fy_node_sequence_iterate(v[K_VERSIONS], &vit);
-					vp = node_pos(item, vp);
-				}
-				return fail_at(err, file, vp, "bad version range '%s' of '%s' at byte %d; "
-					       "expected e.g. \">=0.11\", \"<0.11.1\" or \">=0.6,<0.11\"",
-					       *r, id, bad + 1);
-			}
-		}
-	}
-	if (kpos[K_CAPTURES].line) {
+	if (n->kpos[K_VERSIONS].line && parse_versions(n, s, err) < 0)
+		return -1;
+	return 0;
+}
+
+/* captures and regex (compiled). */
+static int parse_regex(const struct sig_node *n, struct signature *s, struct err **err)
+{
+	bool has_re = n->kpos[K_REGEX].line;
+	if (n->kpos[K_CAPTURES].line) {
 		if (!has_re)
-			return fail_at(err, file, kpos[K_CAPTURES],
-				       "captures on the literal signature '%s'; expected them with a regex", id);
-		s->captures = want_names(v[K_CAPTURES], file, kpos[K_CAPTURES], "captures", false, err);
+			return fail_at(err, n->file, n->kpos[K_CAPTURES],
+				       "captures on the literal signature '%s'; expected them with a regex", s->id);
+		s->captures = want_names(n->v[K_CAPTURES], n->file, n->kpos[K_CAPTURES], "captures", false, err);
 		if (!s->captures)
 			return -1;
 	}
-	if (has_re) {
-		const char *re = want_scalar(v[K_REGEX], file, kpos[K_REGEX], "regex", err);
-		if (!re)
-			return -1;
-		s->regex = xstrdup(re);
-		enum fy_node_style st = fy_node_get_style(v[K_REGEX]);
-		bool exact = !strchr(re, '\n') &&
-			     (st == FYNS_PLAIN || (st == FYNS_SINGLE_QUOTED && !strchr(re, '\'')));
-		if (compile_regex(s, file, node_pos(v[K_REGEX], here), exact,
-				  node_pos(v[K_CAPTURES], here), err) < 0)
-			return -1;
-	}
+	if (!has_re)
+		return 0;
+	const char *re = key_scalar(n, K_REGEX, err);
+	if (!re)
+		return -1;
+	s->regex = xstrdup(re);
+	enum fy_node_style st = fy_node_get_style(n->v[K_REGEX]);
+	bool exact = !strchr(re, '\n') &&
+		     (st == FYNS_PLAIN || (st == FYNS_SINGLE_QUOTED && !strchr(re, '\'')));
+	return compile_regex(s, n->file, node_pos(n->v[K_REGEX], n->here), exact,
+			     node_pos(n->v[K_CAPTURES], n->here), err);
+}
+
+/* Parse one signature mapping into *s (fields owned by s). */
+static int parse_one(struct fy_node *m, const char *file, bool from_operator, struct pos at,
+		     struct signature *s, struct err **err)
+{
+	if (!m || fy_node_get_type(m) != FYNT_MAPPING)
+		return fail_at(err, file, node_pos(m, at),
+			       "a signature is not a mapping; expected id, literal or regex, "
+			       "severity, cause, remedy");
+	struct sig_node n = { .file = file, .here = node_pos(m, at) };
+	if (read_keys(m, &n, err) < 0 || parse_core(&n, from_operator, s, err) < 0 ||
+	    parse_links(&n, from_operator, s, err) < 0 || parse_regex(&n, s, err) < 0)
+		return -1;
 	return 0;
 }
 

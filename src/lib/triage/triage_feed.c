@@ -69,11 +69,37 @@ static const char *find_high(const char *p, size_t n)
 	return NULL;
 }
 
-/* NUL bytes and invalid UTF-8: count the lines, remember the first. */
+/* Lines of [s, s+n) longer than TRIAGE_LINE_CAP (a line the carry cut at
+ * the cap was counted when it was cut). From a line start, the last newline
+ * within the next TRIAGE_LINE_CAP + 1 bytes is found from the window's end
+ * (memrchr: a few bytes back in ordinary text), so a slice of short lines
+ * costs one short backward scan per MiB. */
+static void scan_long(struct triage *t, const char *s, size_t n)
+{
+	struct triage_notes *nt = &t->notes;
+	const char *p = s, *e = s + n;
+	while ((size_t)(e - p) > TRIAGE_LINE_CAP) {
+		const char *nl = memrchr(p, '\n', TRIAGE_LINE_CAP + 1);
+		if (nl) {
+			p = nl + 1;
+			continue;
+		}
+		if (!nt->long_lines++)
+			nt->first_long_line = t->nl + count_nl(s, (size_t)(p - s)) + 1;
+		nl = memchr(p + TRIAGE_LINE_CAP, '\n', (size_t)(e - p) - TRIAGE_LINE_CAP);
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+}
+
+/* NUL bytes, invalid UTF-8 and long lines: count the lines, remember the
+ * first. */
 void scan_notes(struct triage *t, const char *s, size_t n)
 {
 	struct triage_notes *nt = &t->notes;
 	const char *p = s, *e = s + n, *ls, *le;
+	scan_long(t, s, n);
 	while (p < e && (p = memchr(p, '\0', (size_t)(e - p)))) {
 		line_of(s, e, p, &ls, &le);
 		if (!nt->nul_lines++)
