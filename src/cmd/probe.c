@@ -158,17 +158,15 @@ CMD(probe)
 
 	struct err *e = NULL;
 	_cleanup_free_ char *env_path = xasprintf("%s/.env", ctx->dir);
-	if (!fs_exists(env_path)) {
+	__attribute__((cleanup(env_file_freep))) struct env_file env = { 0 };
+	int have_env = deploy_env_read(ctx->dir, &env, &e);
+	if (have_env < 0)
+		return cmd_fail(ctx, e);
+	if (!have_env) {
 		err_set(&e, EXIT_CONFIG, "no deploy dir at '%s' ('%s' is missing); run 'lobes init "
 					 "--apply' first", ctx->dir, env_path);
 		return cmd_fail(ctx, e);
 	}
-	_cleanup_free_ char *text = fs_read(env_path, 1 << 20, NULL, &e);
-	if (!text)
-		return cmd_fail(ctx, e);
-	__attribute__((cleanup(env_file_freep))) struct env_file env = { 0 };
-	if (env_parse(text, env_path, &env, &e) < 0)
-		return cmd_fail(ctx, e);
 
 	/* The profile's known failures (shipped knowledge + <dir>/profiles). */
 	const char *profile_name = env_get(&env, "LOBES_PROFILE");

@@ -16,12 +16,8 @@
 /* Profile named in DIR/.env (LOBES_PROFILE), or NULL. */
 static char *profile_of_dir(const char *dir)
 {
-	_cleanup_free_ char *p = xasprintf("%s/.env", dir);
-	_cleanup_free_ char *text = fs_read(p, 1 << 20, NULL, NULL);
-	if (!text)
-		return NULL;
 	struct env_file env;
-	if (env_parse(text, p, &env, NULL) < 0)
+	if (deploy_env_read(dir, &env, NULL) <= 0)
 		return NULL;
 	const char *v = env_get(&env, "LOBES_PROFILE");
 	char *r = v ? xstrdup(v) : NULL;

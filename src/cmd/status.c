@@ -28,7 +28,6 @@
 #include "../lib/runtime/engine_api.h"
 #include "../lib/runtime/fleet.h"
 #include "../lib/util/cleanup.h"
-#include "../lib/util/fs.h"
 #include "../lib/util/secret.h"
 #include "cmd.h"
 
@@ -232,19 +231,16 @@ CMD(status)
 		return status_fleet(ctx);
 
 	struct err *e = NULL;
-	_cleanup_free_ char *path = xasprintf("%s/.env", ctx->dir);
-	if (!fs_exists(path)) {
+	struct env_file env;
+	int have_env = deploy_env_read(ctx->dir, &env, &e);
+	if (have_env < 0)
+		return cmd_fail(ctx, e);
+	if (!have_env) {
 		err_set(&e, EXIT_CONFIG,
 			"no deployment in '%s' (no .env); run 'lobes init --apply' to write one",
 			ctx->dir);
 		return cmd_fail(ctx, e);
 	}
-	_cleanup_free_ char *text = fs_read(path, 1 << 20, NULL, &e);
-	if (!text)
-		return cmd_fail(ctx, e);
-	struct env_file env;
-	if (env_parse(text, path, &env, &e) < 0)
-		return cmd_fail(ctx, e);
 	const char *profile = env_get(&env, "LOBES_PROFILE");
 	const char *project = env_get(&env, "COMPOSE_PROJECT_NAME");
 	if (!project || !*project)

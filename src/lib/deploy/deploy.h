@@ -49,8 +49,12 @@ int env_parse_len(const char *text, size_t len, const char *name, struct env_fil
 		  struct err **err);
 /* env_parse_len up to the first NUL of text. */
 int env_parse(const char *text, const char *name, struct env_file *out, struct err **err);
-/* Read (fs_read: regular files only, ENV_FILE_CAP) and parse path. */
-int env_read(const char *path, struct env_file *out, struct err **err);
+/* The deploy dir's .env, the one reader of every command: the file as
+ * committed (a pending journal's new .env, not a half-written one), a
+ * regular file of at most ENV_FILE_CAP bytes, parsed with errors named
+ * "DIR/.env:LINE:COL". 1: read; 0: dir has no .env (*out empty, *err not
+ * set); -1: *err set, *out empty. */
+int deploy_env_read(const char *dir, struct env_file *out, struct err **err);
 /* The value of the last assignment of key, or NULL. */
 const char *env_get(const struct env_file *f, const char *key);
 const struct env_entry *env_entry_get(const struct env_file *f, const char *key);

@@ -1,6 +1,7 @@
 /*
- * env.c — the deploy dir's .env: read the way compose reads it, and the
- * operator's lines kept byte for byte when init writes the file again.
+ * env.c — the deploy dir's .env: read the way compose reads it (the one
+ * reader of every command: deploy_env_read), and the operator's lines kept
+ * byte for byte when init writes the file again.
  *
  * Values follow compose (v2) dotenv rules: `KEY=value` (an optional
  * `export `), a double-quoted value with \n \r \t \\ \" escapes, a
@@ -154,14 +155,23 @@ int env_parse(const char *text, const char *name, struct env_file *out, struct e
 	return env_parse_len(text, strlen(text), name, out, err);
 }
 
-int env_read(const char *path, struct env_file *out, struct err **err)
+int deploy_env_read(const char *dir, struct env_file *out, struct err **err)
 {
 	memset(out, 0, sizeof(*out));
 	size_t len = 0;
-	_cleanup_free_ char *text = fs_read(path, ENV_FILE_CAP, &len, err);
-	if (!text)
+	struct err *e = NULL;
+	_cleanup_free_ char *text = deploy_read(dir, ".env", &len, &e);
+	if (!text && !e)
+		return 0;
+	if (!text) {
+		if (err)
+			*err = e;
+		else
+			err_free(e);
 		return -1;
-	return env_parse_len(text, len, path, out, err);
+	}
+	_cleanup_free_ char *path = xasprintf("%s/.env", dir);
+	return env_parse_len(text, len, path, out, err) < 0 ? -1 : 1;
 }
 
 const char *env_get(const struct env_file *f, const char *key)

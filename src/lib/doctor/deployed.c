@@ -270,20 +270,18 @@ static void env_uses_of(struct deployed *d, const char *file, const char *svc, s
  * findings. */
 void deployed_read(struct deployed *d, const char *dir, struct doctor_report *r)
 {
-	_cleanup_free_ char *envp = xasprintf("%s/.env", dir);
 	struct err *e = NULL;
-	if (!fs_exists(envp)) {
+	int have_env = deploy_env_read(dir, &d->env, &e);
+	if (have_env == 0) {
 		struct check *c = doc_add(r, "deploy-dir", SEV_ERROR, "'%s' has no .env", dir);
 		c->remedy = xstrdup("run `lobes init --apply` to render it");
+	} else if (have_env < 0) {
+		struct check *c = doc_add(r, "deploy-dir", SEV_ERROR, "%s", e ? e->msg : "cannot read .env");
+		c->remedy = xstrdup("fix the line, or move .env aside and run `lobes init --apply`");
+		err_free(e);
+		e = NULL;
 	} else {
-		if (env_read(envp, &d->env, &e) < 0) {
-			struct check *c = doc_add(r, "deploy-dir", SEV_ERROR, "%s", e ? e->msg : "cannot read .env");
-			c->remedy = xstrdup("fix the line, or move .env aside and run `lobes init --apply`");
-			err_free(e);
-			e = NULL;
-		} else {
-			d->env_ok = true;
-		}
+		d->env_ok = true;
 	}
 	for (size_t i = 0; i < d->env.n; i++)
 		if (str_starts_with(d->env.e[i].key, "VLLM_")) {

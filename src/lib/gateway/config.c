@@ -392,16 +392,14 @@ struct gw_config *gw_config_load(const char *dir, const struct gw_overrides *o, 
 	c->health_timeout_ms = 3000;
 
 	_cleanup_free_ char *path = xasprintf("%s/.env", dir);
-	if (!fs_exists(path)) {
+	struct env_file env;
+	int have_env = deploy_env_read(dir, &env, err);
+	if (have_env < 0)
+		return NULL;
+	if (!have_env) {
 		err_set(err, EXIT_CONFIG, "no deployment in '%s': run `lobes init --apply` first", dir);
 		return NULL;
 	}
-	_cleanup_free_ char *text = fs_read(path, 1 << 20, NULL, err);
-	if (!text)
-		return NULL;
-	struct env_file env;
-	if (env_parse(text, path, &env, err) < 0)
-		return NULL;
 	const char *v;
 	c->profile = xstrdup((v = env_get(&env, "LOBES_PROFILE")) ? v : "unknown");
 	c->card = xstrdup((v = env_get(&env, "LOBES_CARD")) ? v : "unknown");

@@ -187,14 +187,14 @@ int compose_open(struct compose *c, const char *dir, struct err **err)
 		return -1;
 	c->dir = xstrdup(dir);
 	c->files = xcalloc(1, sizeof(*c->files));
-	_cleanup_free_ char *path = xasprintf("%s/.env", dir);
-	if (!fs_exists(path))
-		return 0;
 	struct env_file env;
-	if (env_read(path, &env, err) < 0) {
+	int have_env = deploy_env_read(dir, &env, err);
+	if (have_env < 0) {
 		compose_free(c);
 		return -1;
 	}
+	if (!have_env)
+		return 0;
 	const char *p = env_get(&env, "COMPOSE_PROJECT_NAME");
 	if (p && *p)
 		c->project = xstrdup(p);

@@ -19,12 +19,13 @@ int fleet_load(struct fleet *f, const char *dir, struct err **err)
 {
 	memset(f, 0, sizeof(*f));
 	_cleanup_free_ char *p = xasprintf("%s/.env", dir);
-	if (!fs_exists(p))
+	struct env_file env;
+	int have_env = deploy_env_read(dir, &env, err);
+	if (have_env < 0)
+		return -1;
+	if (!have_env)
 		return err_set(err, EXIT_CONFIG, "no deployment in '%s': run `lobes init --apply` first",
 			       dir);
-	struct env_file env;
-	if (env_read(p, &env, err) < 0)
-		return -1;
 	f->dir = xstrdup(dir);
 	const char *v;
 	f->profile = xstrdup((v = env_get(&env, "LOBES_PROFILE")) ? v : "unknown");

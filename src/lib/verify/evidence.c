@@ -58,11 +58,9 @@ static json_t *strv_json(char **v)
 /* The fleet's HF hub on this host: LOBES_HF_CACHE/hub, with ~ expanded. */
 static char *fleet_hub(const char *dir)
 {
-	_cleanup_free_ char *p = xasprintf("%s/.env", dir);
-	_cleanup_free_ char *text = fs_read(p, 1 << 20, NULL, NULL);
 	struct env_file env = { 0 };
 	char *hub = NULL;
-	if (text && env_parse(text, p, &env, NULL) == 0) {
+	if (deploy_env_read(dir, &env, NULL) > 0) {
 		const char *v = env_get(&env, "LOBES_HF_CACHE");
 		const char *home = getenv("HOME");
 		if (v && v[0] == '~')
