@@ -107,4 +107,50 @@ int init_prepare(struct init_result *r, const struct init_opts *o, struct err **
 int init_apply(struct init_result *r, struct err **err);
 void init_result_free(struct init_result *r);
 
+/* --- what is deployed (deployed.c) ----------------------------------------
+ * The fleet as the containers will get it: every compose file of .env
+ * COMPOSE_FILE parsed, each role service's entrypoint + command
+ * interpolated with the .env values, its vLLM flags read back into knob
+ * values. */
+
+struct env_use {
+	char *name, *value, *where;
+	int role; /* the service's role; -1: .env or a service that is not a role */
+};
+
+struct deployed_problem {
+	char *msg, *remedy; /* remedy: NULL when there is none to offer */
+};
+
+struct deployed_role {
+	bool present;
+	char *service;               /* compose service name */
+	char *image;                 /* its image, interpolated; NULL when not set */
+	char **args;                 /* entrypoint + command, interpolated (strv) */
+	char *knobs[KNOB__COUNT];    /* effective values; NULL = unknown */
+	/* derived by the reader's user (doctor), freed by deployed_free: */
+	struct checkpoint_facts ck;
+	bool ck_read;
+	char *attn, *attn_why;       /* derived attention path */
+};
+
+struct deployed {
+	bool env_ok;
+	struct env_file env;
+	char **files;                /* compose files, as listed */
+	struct deployed_role roles[ROLE__COUNT];
+	struct env_use *uses;
+	size_t n_uses;
+	bool compose_ok;             /* every compose file parsed */
+	char *interp_err;            /* the first ${...} that could not be interpolated */
+	struct deployed_problem *problems; /* what could not be read, in the order met */
+	size_t n_problems;
+};
+
+/* Read .env and the compose files of dir into d (zeroed by the caller); what
+ * cannot be read is a problem in d->problems, never an error: the rest is
+ * still read. */
+void deployed_load(struct deployed *d, const char *dir);
+void deployed_free(struct deployed *d);
+
 #endif

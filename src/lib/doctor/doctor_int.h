@@ -9,9 +9,9 @@
  * doctor_ctx and runs the table in order; a family whose needs are not met
  * is skipped. Adding a family is a new file here plus one table line.
  *
- * The deployed fleet (deployed.c) is read the way the containers get it:
- * compose files interpolated with the .env values, vLLM flags read back into
- * knob values.
+ * The deployed fleet is read by deploy/ (deployed_load) the way the
+ * containers get it: compose files interpolated with the .env values, vLLM
+ * flags read back into knob values.
  */
 #ifndef LOBES_DOCTOR_INT_H
 #define LOBES_DOCTOR_INT_H
@@ -28,41 +28,13 @@
 #define DOCKER_TIMEOUT_MS 10000
 #define PROBE_TIMEOUT_MS 120000
 
-/* --- the deployed fleet (deployed.c) ------------------------------------- */
+/* --- the deployed fleet (deploy.h reads it; deployed.c here) ----------- */
 
-struct env_use {
-	char *name, *value, *where;
-	int role; /* the service's role; -1: .env or a service that is not a role */
-};
-
-struct deployed_role {
-	bool present;
-	char *service;               /* compose service name */
-	char *image;                 /* its image, interpolated; NULL when not set */
-	char **args;                 /* entrypoint + command, interpolated (strv) */
-	char *knobs[KNOB__COUNT];    /* effective values; NULL = unknown */
-	struct checkpoint_facts ck;
-	bool ck_read;
-	char *attn, *attn_why;       /* derived attention path */
-};
-
-struct deployed {
-	bool env_ok;
-	struct env_file env;
-	char **files;                /* compose files, as listed */
-	struct deployed_role roles[ROLE__COUNT];
-	struct env_use *uses;
-	size_t n_uses;
-	bool compose_ok;             /* every compose file parsed */
-	char *interp_err;            /* the first ${...} that could not be interpolated */
-};
-
-/* Read .env and the compose files of dir into d; parse problems become
- * deploy-dir findings in r. */
+/* Read .env and the compose files of dir into d (deployed_load); its read
+ * problems become deploy-dir findings in r. */
 void deployed_read(struct deployed *d, const char *dir, struct doctor_report *r);
 /* Read the checkpoint and derive the attention path of every deployed role. */
 void deployed_facts(struct deployed *d, const struct card *card);
-void deployed_free(struct deployed *d);
 /* The predicate inputs of the deployed values (dr NULL: fleet level). */
 void deployed_view(const struct card *card, const struct host_facts *f, int role,
 		   const struct deployed_role *dr, struct fact_view *v);
