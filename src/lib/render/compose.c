@@ -22,7 +22,7 @@
 #include "../knowledge/embedded.h"
 #include "../knowledge/vllm.h"
 #include "../util/secret.h"
-#include "render.h"
+#include "render_int.h"
 
 char *env_key(enum role_id r, const char *suffix)
 {
@@ -32,125 +32,39 @@ char *env_key(enum role_id r, const char *suffix)
 	return k;
 }
 
-/* Append s as the inside of a YAML single-quoted scalar with compose's `$`
- * escaped. */
-static void add_sq(struct buf *b, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '\'')
-			buf_adds(b, "''");
-		else if (*s == '$')
-			buf_adds(b, "$$");
-		else
-			buf_add(b, s, 1);
-	}
-}
-
-/* "- '<prefix>${KEY:-value}<suffix>'": a knob the operator may change in
- * .env without `lobes init` (its every valid value is a valid vLLM value;
- * an empty value falls back to the rendered one). */
-static void add_item(struct buf *b, const char *prefix, enum role_id r, enum knob_id k,
-		     const char *value, const char *suffix)
-{
-	_cleanup_free_ char *key = env_key(r, knob_name(k));
-	buf_adds(b, "      - '");
-	add_sq(b, prefix);
-	buf_printf(b, "${%s:-", key);
-	add_sq(b, value);
-	buf_adds(b, "}");
-	add_sq(b, suffix);
-	buf_adds(b, "'\n");
-}
-
-/* "- '<prefix><value>'": written by `lobes init` from the plan, never
- * interpolated, so a lobes placeholder in .env cannot reach vLLM. */
-static void add_lit(struct buf *b, const char *prefix, const char *value)
-{
-	buf_adds(b, "      - '");
-	add_sq(b, prefix);
-	add_sq(b, value ? value : "");
-	buf_adds(b, "'\n");
-}
-
 static const char *kv(const struct role_plan *rp, enum knob_id k)
 {
-	return rp->knobs[k].value ? rp->knobs[k].value : "";
+	return role_knob(rp, k);
 }
 
-/* A knob value that renders a flag: not empty and not its "no flag" word. */
 static bool set(const struct role_plan *rp, enum knob_id k, const char *no_flag)
 {
-	const char *v = kv(rp, k);
-	return *v && strcmp(v, no_flag) != 0;
+	return role_knob_set(rp, k, no_flag);
 }
 
-/* --served-model-name NAME...: "role" is the role name, "model" the
- * checkpoint id as .env has it (so both follow an edit of <ROLE>_MODEL). */
-static void served_names(struct buf *b, const struct role_plan *rp)
-{
-	const char *names = set(rp, KNOB_SERVED_NAMES, "none") ? kv(rp, KNOB_SERVED_NAMES) : "role";
-	buf_adds(b, "      - '--served-model-name'\n");
-	_cleanup_free_ char *copy = xstrdup(names);
-	char *save = NULL;
-	for (char *n = strtok_r(copy, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
-		if (strcmp(n, "role") == 0)
-			add_lit(b, "", role_name(rp->role));
-		else if (strcmp(n, "model") == 0)
-			add_item(b, "", rp->role, KNOB_MODEL, kv(rp, KNOB_MODEL), "");
-		else
-			add_lit(b, "", n);
-	}
-}
+#define add_sq render_add_sq /* args.c */
 
-/* The vLLM flags of one role, in a fixed order. */
+/* The vLLM flags of one role (args.c): "- '<prefix>${KEY:-value}'" for a
+ * knob the operator may change in .env without `lobes init` (an empty
+ * value falls back to the rendered one), "- '<prefix><value>'" for one
+ * written by `lobes init` from the plan, never interpolated. */
 static void serve_flags(struct buf *b, const struct fleet_template *t, const struct role_plan *rp)
 {
-	enum role_id r = rp->role;
-	_cleanup_free_ char *portkey = env_key(r, "port");
-	add_item(b, "", r, KNOB_MODEL, kv(rp, KNOB_MODEL), "");
-	served_names(b, rp);
-	buf_adds(b, "      - '--host=127.0.0.1'\n");
-	buf_printf(b, "      - '--port=${%s:-%d}'\n", portkey, t->ports[r]);
-	add_item(b, "--gpu-memory-utilization=", r, KNOB_GPU_MEM_UTIL, kv(rp, KNOB_GPU_MEM_UTIL), "");
-	add_item(b, "--max-model-len=", r, KNOB_MAX_MODEL_LEN, kv(rp, KNOB_MAX_MODEL_LEN), "");
-	add_item(b, "--kv-cache-dtype=", r, KNOB_KV_CACHE_DTYPE, kv(rp, KNOB_KV_CACHE_DTYPE), "");
-	if (set(rp, KNOB_QUANTIZATION, "none"))
-		add_lit(b, "--quantization=", kv(rp, KNOB_QUANTIZATION));
-	if (set(rp, KNOB_MAX_NUM_SEQS, "auto"))
-		add_lit(b, "--max-num-seqs=", kv(rp, KNOB_MAX_NUM_SEQS));
-	if (set(rp, KNOB_ATTENTION_BACKEND, "auto")) {
-		_cleanup_free_ char *j = xasprintf("{\"backend\": \"%s\"}", kv(rp, KNOB_ATTENTION_BACKEND));
-		add_lit(b, "--attention-config=", j);
+	struct role_args a;
+	role_args(t, rp, &a);
+	for (size_t i = 0; i < a.n; i++) {
+		buf_adds(b, "      - '");
+		add_sq(b, a.v[i].prefix);
+		if (a.v[i].key) {
+			buf_printf(b, "${%s:-", a.v[i].key);
+			add_sq(b, a.v[i].value);
+			buf_adds(b, "}");
+		} else {
+			add_sq(b, a.v[i].value);
+		}
+		buf_adds(b, "'\n");
 	}
-	if (knob_is_true(&rp->knobs[KNOB_ENFORCE_EAGER]))
-		add_lit(b, "--enforce-eager", "");
-	if (set(rp, KNOB_RUNNER, "auto"))
-		add_lit(b, "--runner=", kv(rp, KNOB_RUNNER));
-	if (set(rp, KNOB_CONVERT, "auto"))
-		add_lit(b, "--convert=", kv(rp, KNOB_CONVERT));
-	if (knob_is_true(&rp->knobs[KNOB_TRUST_REMOTE_CODE]))
-		add_lit(b, "--trust-remote-code", "");
-	if (set(rp, KNOB_HF_OVERRIDES, "none"))
-		add_lit(b, "--hf-overrides=", kv(rp, KNOB_HF_OVERRIDES));
-	if (set(rp, KNOB_REASONING_PARSER, "none"))
-		add_lit(b, "--reasoning-parser=", kv(rp, KNOB_REASONING_PARSER));
-	if (set(rp, KNOB_TOOL_CALL_PARSER, "none")) {
-		add_lit(b, "--enable-auto-tool-choice", "");
-		add_lit(b, "--tool-call-parser=", kv(rp, KNOB_TOOL_CALL_PARSER));
-	}
-	if (set(rp, KNOB_ENABLE_PREFIX_CACHING, "auto"))
-		add_lit(b, knob_is_true(&rp->knobs[KNOB_ENABLE_PREFIX_CACHING]) ? "--enable-prefix-caching"
-										 : "--no-enable-prefix-caching",
-			"");
-	if (set(rp, KNOB_SPECULATIVE_CONFIG, "none"))
-		add_lit(b, "--speculative-config=", kv(rp, KNOB_SPECULATIVE_CONFIG));
-	if (knob_is_true(&rp->knobs[KNOB_ENABLE_LORA])) {
-		add_lit(b, "--enable-lora", "");
-		if (set(rp, KNOB_MAX_LORAS, "auto"))
-			add_lit(b, "--max-loras=", kv(rp, KNOB_MAX_LORAS));
-		if (set(rp, KNOB_MAX_LORA_RANK, "auto"))
-			add_lit(b, "--max-lora-rank=", kv(rp, KNOB_MAX_LORA_RANK));
-	}
+	role_args_free(&a);
 }
 
 static void render_service(struct buf *b, const struct plan *p, const struct fleet_template *t,
@@ -171,10 +85,14 @@ static void render_service(struct buf *b, const struct plan *p, const struct fle
 	buf_adds(b, "    restart: unless-stopped\n");
 	buf_adds(b, "    entrypoint: [\"vllm\", \"serve\"]\n    command:\n");
 	serve_flags(b, t, rp);
-	buf_printf(b, "    environment:\n      HF_HOME: '%s'\n", t->hf_container);
-	buf_adds(b, "      HF_TOKEN: '${HF_TOKEN:-}'\n");
-	if (rp->reg && vllm_reg_has_env(rp->reg, "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS"))
-		buf_adds(b, "      VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS: '0'\n");
+	struct role_envvar env[ROLE_ENV_MAX];
+	size_t n_env = role_env(t, rp, env);
+	buf_adds(b, "    environment:\n");
+	for (size_t i = 0; i < n_env; i++)
+		if (env[i].secret) /* from .env at start, never rendered */
+			buf_printf(b, "      %s: '${%s:-}'\n", env[i].name, env[i].name);
+		else
+			buf_printf(b, "      %s: '%s'\n", env[i].name, env[i].value);
 	buf_adds(b, "    volumes:\n      - '${LOBES_HF_CACHE:-");
 	add_sq(b, t->hf_host);
 	buf_adds(b, "}:");
