@@ -3,7 +3,7 @@
 #   make run     install missing packages (apt, when root/sudo), build, run on this machine
 #   make test    same setup, then the whole suite through prove
 #   make asan    build and test with AddressSanitizer + UBSan (in build-asan/)
-#   make goldens regenerate tests/goldens/ from the shipped profiles
+#   make goldens regenerate tests/goldens/ from the shipped profiles (compose, and k8s/)
 #
 # WERROR=1 turns warnings into errors (CI sets it).
 
@@ -30,7 +30,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%.t)
 TEST_HELPERS_MK := $(wildcard tests/*.mk)
 
 DEB_PKGS := build-essential pkg-config libfyaml-dev libjansson-dev libcurl4-openssl-dev \
-	libpcre2-dev libcmocka-dev docker.io docker-compose perl
+	libpcre2-dev libcmocka-dev docker.io docker-compose perl python3-yaml
 
 .PHONY: all deps run test check asan goldens clean man bench-triage bench-bringup unit
 all: $(BUILD)/lobes
@@ -111,6 +111,9 @@ goldens: $(BUILD)/lobes
 	  rm -rf tests/goldens/$$p; \
 	  LOBES_DIR=/nonexistent $(BUILD)/lobes render --profile $$p --out tests/goldens/$$p >/dev/null || exit 1; \
 	  echo "golden: tests/goldens/$$p"; done
+	@rm -rf tests/goldens/k8s && \
+	  LOBES_DIR=/nonexistent $(BUILD)/lobes render --target kubernetes --out tests/goldens/k8s >/dev/null && \
+	  echo "golden: tests/goldens/k8s (every shipped profile, --target kubernetes)"
 
 man: $(BUILD)/lobes
 	$(BUILD)/lobes --man > docs/lobes.1

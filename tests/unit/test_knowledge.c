@@ -133,6 +133,10 @@ static void test_embedded_loads(void **state)
 	assert_string_equal(thor->profile, "thor");
 	assert_string_equal(thor->attention_path[LANE_GENERATE], "TRITON_ATTN");
 	assert_string_equal(thor->attention_path[LANE_POOLING], "FLASH_ATTN");
+	assert_string_equal(thor->gfd_product, "NVIDIA-Thor");
+	assert_string_equal(thor->gfd_compute_major, "11");
+	assert_string_equal(thor->gfd_compute_minor, "0");
+	assert_non_null(strstr(thor->gfd_note, "not observed on a live cluster"));
 	assert_int_equal(thor->n_evidence, 1);
 	assert_string_equal(thor->evidence[0].kind, "measured");
 	assert_string_equal(thor->evidence[0].date, "2026-07-13");
@@ -465,7 +469,18 @@ struct bad {
 static const struct bad bad_inline[] = {
 	{ "kind: card\nname: x\nmemory_model: unified\ngpu_attach: runtime\nstatus: partial\ncolour: red\n",
 	  "6:1: unknown key 'colour' in a card; expected one of kind, name, description, detect, "
-	  "memory_model, gpu_attach, status, profile, attention_path, evidence" },
+	  "memory_model, gpu_attach, status, profile, attention_path, kubernetes, evidence" },
+	{ "kind: card\nname: x\nmemory_model: unified\ngpu_attach: runtime\nstatus: partial\n"
+	  "kubernetes:\n  gpu_product: NVIDIA Thor\n  compute_major: '11'\n  compute_minor: '0'\n",
+	  "7:16: 'NVIDIA Thor' is not a label value; expected 1-63 letters, digits, '-', '_' or '.', "
+	  "starting and ending with a letter or digit" },
+	{ "kind: card\nname: x\nmemory_model: unified\ngpu_attach: runtime\nstatus: partial\n"
+	  "kubernetes:\n  gpu_product: NVIDIA-Thor\n  compute_minor: '0'\n",
+	  "7:3: missing 'compute_major' in 'kubernetes'; expected a node label value" },
+	{ "kind: card\nname: x\nmemory_model: unified\ngpu_attach: runtime\nstatus: partial\n"
+	  "kubernetes:\n  gpu_product: a\n  compute_major: '1'\n  compute_minor: '0'\n  family: x\n",
+	  "10:3: unknown key 'family' in 'kubernetes'; expected one of gpu_product, compute_major, "
+	  "compute_minor, note" },
 	{ "kind: trait\nname: t\ncause: c\nevidence:\n  - kind: declared\n    observation: o\n    url: x\n",
 	  "7:5: unknown key 'url' in an evidence entry; expected one of kind, date, box, image, "
 	  "observation, ref" },

@@ -10,6 +10,8 @@
  *   memory_model: unified|discrete        gpu_attach: reservation|runtime
  *   status: validated|partial|unvalidated profile: thor
  *   attention_path: {generate: TRITON_ATTN, pooling: FLASH_ATTN}
+ *   kubernetes: {gpu_product: NVIDIA-Thor, compute_major: "11",
+ *                compute_minor: "0", note: how sure these labels are}
  *   evidence: [..]
  */
 #include <ctype.h>
@@ -35,6 +37,10 @@ void card_free(struct card *c)
 	free(c->profile);
 	for (int l = 0; l < LANE__COUNT; l++)
 		free(c->attention_path[l]);
+	free(c->gfd_product);
+	free(c->gfd_compute_major);
+	free(c->gfd_compute_minor);
+	free(c->gfd_note);
 	evidence_free(c->evidence, c->n_evidence);
 	pos_free(&c->profile_pos);
 	memset(c, 0, sizeof(*c));
@@ -152,11 +158,49 @@ static int parse_attention_path(const struct pctx *c, struct yval v, struct card
 	return 0;
 }
 
+/* A label value as Kubernetes allows it: 1-63 of [A-Za-z0-9-_.], starting
+ * and ending alphanumeric. */
+static bool label_value_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (n < 1 || n > 63 || !isalnum((unsigned char)s[0]) || !isalnum((unsigned char)s[n - 1]))
+		return false;
+	for (const char *p = s; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("-_.", *p))
+			return false;
+	return true;
+}
+
+/* kubernetes: the GPU Feature Discovery labels of this card's nodes. */
+static int parse_kubernetes(const struct pctx *c, struct yval v, struct card *out, struct err **err)
+{
+	static const char *const keys[] = { "gpu_product", "compute_major", "compute_minor", "note",
+					    NULL };
+	if (!v.val || v.val == v.key || ynull(v.val))
+		return 0;
+	if (map_check(c, v.val, v.key, "kubernetes", "'kubernetes'", "key", keys, err) < 0)
+		return -1;
+	char **dst[] = { &out->gfd_product, &out->gfd_compute_major, &out->gfd_compute_minor };
+	for (size_t i = 0; i < 3; i++) {
+		if (ystr(c, v.val, v.key, keys[i], "'kubernetes'", true, "a node label value", dst[i],
+			 err) < 0)
+			return -1;
+		if (!label_value_ok(*dst[i])) {
+			struct yval kv = map_find(v.val, keys[i]);
+			return perr(c, kv.val, kv.key, err,
+				    "'%s' is not a label value; expected 1-63 letters, digits, '-', '_' "
+				    "or '.', starting and ending with a letter or digit",
+				    *dst[i]);
+		}
+	}
+	return ystr(c, v.val, v.key, "note", "'kubernetes'", false, "a sentence", &out->gfd_note, err);
+}
+
 int card_parse(const struct pctx *c, struct fy_node *root, struct card *out, struct err **err)
 {
 	static const char *const keys[] = { "kind",   "name",	 "description",	   "detect",
 					    "memory_model", "gpu_attach", "status", "profile",
-					    "attention_path", "evidence", NULL };
+					    "attention_path", "kubernetes", "evidence", NULL };
 	static const char *const models[] = { "unified", "discrete", NULL };
 	static const char *const attach[] = { "reservation", "runtime", NULL };
 	static const char *const status[] = { "validated", "partial", "unvalidated", NULL };
@@ -177,7 +221,8 @@ int card_parse(const struct pctx *c, struct fy_node *root, struct card *out, str
 				    out->profile, NAME_EXPECT);
 		pos_set(&out->profile_pos, c, pv.val, pv.key);
 	}
-	if (parse_attention_path(c, map_find(root, "attention_path"), out, err) < 0)
+	if (parse_attention_path(c, map_find(root, "attention_path"), out, err) < 0 ||
+	    parse_kubernetes(c, map_find(root, "kubernetes"), out, err) < 0)
 		return -1;
 	return yevidence(c, root, NULL, w, false, &out->evidence, &out->n_evidence, err);
 }

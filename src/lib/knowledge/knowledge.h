@@ -89,6 +89,12 @@ struct card {
 	struct evidence *evidence;
 	size_t n_evidence;
 	struct src_pos profile_pos; /* of the `profile:` value (cross-checks) */
+	/* GPU Feature Discovery labels a Kubernetes node with this card carries
+	 * (kubernetes: in the card file); NULL = not known */
+	char *gfd_product;          /* nvidia.com/gpu.product */
+	char *gfd_compute_major;    /* nvidia.com/gpu.compute.major */
+	char *gfd_compute_minor;    /* nvidia.com/gpu.compute.minor */
+	char *gfd_note;             /* how sure the values are, said in the render */
 };
 
 /* One conjunct of a trait predicate: fact `op` values.

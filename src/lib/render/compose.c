@@ -172,7 +172,7 @@ static char *render_gpu(const struct plan *p)
 	return buf_take(&b);
 }
 
-static char *render_env(const struct plan *p, const struct fleet_template *t)
+char *render_env_text(const struct plan *p, const struct fleet_template *t)
 {
 	_cleanup_buf_ struct buf b;
 	buf_init(&b, 0);
@@ -234,7 +234,7 @@ int render_fleet(const struct plan *p, const struct fleet_template *t, struct re
 		return err_set(err, EXIT_INTERNAL, "render: no profile in the plan");
 	put(out, "docker-compose.yml", render_compose(p, t), 0644);
 	put(out, "docker-compose.gpu.yml", render_gpu(p), 0644);
-	put(out, ".env", render_env(p, t), 0600);
+	put(out, ".env", render_env_text(p, t), 0600);
 	/* the gateway's unit is the same on every box: the deploy dir is its
 	 * instance name, the binary is found on systemd's search path */
 	for (size_t i = 0; i < embedded_files_count; i++)

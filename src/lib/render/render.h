@@ -38,7 +38,7 @@ int fleet_template_parse(struct fleet_template *t, const char *name, const char 
 			 struct err **err);
 void fleet_template_free(struct fleet_template *t);
 
-#define RENDER_MAX_FILES 4
+#define RENDER_MAX_FILES 64
 #define GATEWAY_UNIT "lobes-gateway@.service"
 
 struct render_file {
@@ -64,6 +64,42 @@ const struct render_file *render_out_get(const struct render_out *out, const cha
  * reads): the render the goldens hold (nominal.c). */
 int render_nominal(const struct knowledge *k, const char *profile, struct render_out *out,
 		   struct err **err);
+
+/* The Kubernetes render (k8s.c, k8s_tree.c; docs/kubernetes.md): a
+ * kustomize tree, base/ plus overlays/<profile>/ per card profile and a
+ * kustomization.yaml for the whole cluster, from the same plans the compose
+ * render uses. Its fixed parts come from data/template/kubernetes.yaml. */
+struct k8s_template {
+	char *namespace, *lobes_image, *shm_size, *hf_cache_host, *adapters_host;
+	char *gpu_resource, *runtime_class, *profile_label;
+	int gateway_port, grace_seconds;
+};
+int k8s_template_load(struct k8s_template *kt, struct err **err);
+int k8s_template_parse(struct k8s_template *kt, const char *name, const char *text, size_t len,
+		       struct err **err);
+void k8s_template_free(struct k8s_template *kt);
+
+struct k8s_options {
+	const char *lobes_image; /* NULL: the template's */
+	const char *hf_claim;    /* a PersistentVolumeClaim for the HF cache; NULL: hostPath */
+};
+
+/* One card profile of the tree: its plan and its card's nominal memory
+ * (bytes; 0 when unknown: no memory requests). */
+struct k8s_profile {
+	const struct plan *plan;
+	unsigned long long mem_bytes;
+};
+
+#define K8S_MAX_PROFILES 12
+/* Render n (1..K8S_MAX_PROFILES) profiles, each once, into out. */
+int render_kubernetes(const struct k8s_profile *ps, size_t n, const struct fleet_template *t,
+		      const struct k8s_template *kt, const struct k8s_options *o,
+		      struct render_out *out, struct err **err);
+/* render_nominal's Kubernetes twin: the profiles named (NULL/0: every
+ * profile k holds, in name order) for their own cards. */
+int render_nominal_k8s(const struct knowledge *k, const char *const *profiles, size_t n,
+		       const struct k8s_options *o, struct render_out *out, struct err **err);
 
 /* The .env key for a role's knob: "CORTEX_GPU_MEM_UTIL"; caller frees. */
 char *env_key(enum role_id r, const char *suffix);

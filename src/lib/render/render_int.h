@@ -7,6 +7,7 @@
 #ifndef LOBES_RENDER_INT_H
 #define LOBES_RENDER_INT_H
 
+#include <libfyaml.h>
 #include <stdbool.h>
 
 #include "../util/buf.h"
@@ -53,5 +54,13 @@ bool role_knob_set(const struct role_plan *rp, enum knob_id k, const char *no_fl
  * compose and Kubernetes both read `$$` as a literal `$` (compose's
  * interpolation, the kubelet's $(VAR) expansion of command and args). */
 void render_add_sq(struct buf *b, const char *s);
+
+/* The scalar at path of a template document, copied; NULL with *err
+ * ("FILE:L:C: 'path' missing or not a scalar") otherwise (template.c). */
+char *template_scalar(struct fy_node *root, const char *path, const char *file, struct err **err);
+
+/* The .env text of the compose render (compose.c): the Kubernetes render
+ * hands the same text to each node's gateway. */
+char *render_env_text(const struct plan *p, const struct fleet_template *t);
 
 #endif

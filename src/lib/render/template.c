@@ -11,7 +11,7 @@
 #include "../util/cleanup.h"
 #include "../util/yaml_doc.h"
 #include "../util/yaml_scalar.h"
-#include "render.h"
+#include "render_int.h"
 
 static int node_err(struct err **err, const char *file, struct fy_node *n, const char *what)
 {
@@ -21,7 +21,7 @@ static int node_err(struct err **err, const char *file, struct fy_node *n, const
 }
 
 /* The scalar at path, copied; NULL with *err when missing or not a scalar. */
-static char *scalar_at(struct fy_node *root, const char *path, const char *file, struct err **err)
+char *template_scalar(struct fy_node *root, const char *path, const char *file, struct err **err)
 {
 	struct fy_node *n = fy_node_by_path(root, path, FY_NT, FYNWF_DONT_FOLLOW);
 	if (!n || !fy_node_is_scalar(n)) {
@@ -50,20 +50,20 @@ int fleet_template_parse(struct fleet_template *t, const char *name, const char 
 		node_err(err, name, root, "expected a mapping");
 		goto out;
 	}
-	if (!(t->hf_host = scalar_at(root, "/hf_cache/host", name, err)) ||
-	    !(t->hf_container = scalar_at(root, "/hf_cache/container", name, err)) ||
-	    !(t->hc_interval = scalar_at(root, "/healthcheck/interval", name, err)) ||
-	    !(t->hc_timeout = scalar_at(root, "/healthcheck/timeout", name, err)) ||
-	    !(t->hc_start_period = scalar_at(root, "/healthcheck/start_period", name, err)))
+	if (!(t->hf_host = template_scalar(root, "/hf_cache/host", name, err)) ||
+	    !(t->hf_container = template_scalar(root, "/hf_cache/container", name, err)) ||
+	    !(t->hc_interval = template_scalar(root, "/healthcheck/interval", name, err)) ||
+	    !(t->hc_timeout = template_scalar(root, "/healthcheck/timeout", name, err)) ||
+	    !(t->hc_start_period = template_scalar(root, "/healthcheck/start_period", name, err)))
 		goto out;
-	char *retries = scalar_at(root, "/healthcheck/retries", name, err);
+	char *retries = template_scalar(root, "/healthcheck/retries", name, err);
 	if (!retries)
 		goto out;
 	t->hc_retries = (int)strtol(retries, NULL, 10);
 	free(retries);
 	for (int r = 0; r < ROLE__COUNT; r++) {
 		_cleanup_free_ char *path = xasprintf("/ports/%s", role_name((enum role_id)r));
-		_cleanup_free_ char *v = scalar_at(root, path, name, err);
+		_cleanup_free_ char *v = template_scalar(root, path, name, err);
 		if (!v)
 			goto out;
 		char *end;

@@ -1,0 +1,86 @@
+/*
+ * k8s_template.c — the fixed parts of the Kubernetes render
+ * (data/template/kubernetes.yaml): namespace, the lobes image, the gateway's
+ * port, /dev/shm size, node paths, the GPU resource and runtime class.
+ * Parsed strictly; errors name file:line:column.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../knowledge/embedded.h"
+#include "../util/cleanup.h"
+#include "../util/yaml_doc.h"
+#include "render_int.h"
+
+static int int_at(struct fy_node *root, const char *path, const char *file, long lo, long hi,
+		  int *out, struct err **err)
+{
+	_cleanup_free_ char *v = template_scalar(root, path, file, err);
+	if (!v)
+		return -1;
+	char *end;
+	long n = strtol(v, &end, 10);
+	if (!*v || *end || n < lo || n > hi)
+		return err_set(err, EXIT_CONFIG, "%s: '%s' is '%s'; expected a whole number %ld-%ld",
+			       file, path, v, lo, hi);
+	*out = (int)n;
+	return 0;
+}
+
+int k8s_template_parse(struct k8s_template *kt, const char *name, const char *text, size_t len,
+		       struct err **err)
+{
+	memset(kt, 0, sizeof(*kt));
+	struct fy_document *fyd = NULL;
+	if (yaml_doc_parse(name, text, len, 0, "a mapping", &fyd, err) < 0)
+		return -1;
+	if (!fyd)
+		return err_set(err, EXIT_CONFIG, "%s: not valid YAML", name);
+	struct fy_node *root = fy_document_root(fyd);
+	int rc = -1;
+	if (!root || !fy_node_is_mapping(root)) {
+		err_set(err, EXIT_CONFIG, "%s: expected a mapping", name);
+		goto out;
+	}
+	struct {
+		const char *path;
+		char **dst;
+	} s[] = { { "/namespace", &kt->namespace },	    { "/lobes_image", &kt->lobes_image },
+		  { "/shm_size", &kt->shm_size },	    { "/hf_cache_host", &kt->hf_cache_host },
+		  { "/adapters_host", &kt->adapters_host }, { "/gpu_resource", &kt->gpu_resource },
+		  { "/runtime_class", &kt->runtime_class }, { "/profile_label", &kt->profile_label } };
+	for (size_t i = 0; i < ARRAY_SIZE(s); i++)
+		if (!(*s[i].dst = template_scalar(root, s[i].path, name, err)))
+			goto out;
+	if (int_at(root, "/gateway_port", name, 1, 65535, &kt->gateway_port, err) < 0 ||
+	    int_at(root, "/termination_grace_seconds", name, 1, 3600, &kt->grace_seconds, err) < 0)
+		goto out;
+	rc = 0;
+out:
+	fy_document_destroy(fyd);
+	if (rc < 0)
+		k8s_template_free(kt);
+	return rc;
+}
+
+int k8s_template_load(struct k8s_template *kt, struct err **err)
+{
+	for (size_t i = 0; i < embedded_files_count; i++)
+		if (strcmp(embedded_files[i].path, "data/template/kubernetes.yaml") == 0)
+			return k8s_template_parse(kt, embedded_files[i].path, embedded_files[i].data,
+						  embedded_files[i].len, err);
+	return err_set(err, EXIT_INTERNAL, "template 'data/template/kubernetes.yaml' is not embedded");
+}
+
+void k8s_template_free(struct k8s_template *kt)
+{
+	free(kt->namespace);
+	free(kt->lobes_image);
+	free(kt->shm_size);
+	free(kt->hf_cache_host);
+	free(kt->adapters_host);
+	free(kt->gpu_resource);
+	free(kt->runtime_class);
+	free(kt->profile_label);
+	memset(kt, 0, sizeof(*kt));
+}

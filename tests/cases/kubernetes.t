@@ -1,0 +1,88 @@
+#!/bin/bash
+# kubernetes.t — `lobes render --target kubernetes`: the golden tree
+# (tests/goldens/k8s/), byte-stable, built offline by `kubectl kustomize`
+# (each overlay, base/ and the whole tree), and the built manifests checked
+# against the compose render of the same profiles (tests/k8s/check_manifests.py):
+# sidecar order, startupProbes, arguments and images, secrets, the thor
+# traits and node selection, base selecting no node.
+. "${LOBES_SRC:-.}/tests/lib.sh"
+export LOBES_DIR="$TMP/nodeploy"
+G="$SRC/tests/goldens/k8s"
+
+run "$LOBES" render --target kubernetes --check "$G"
+is "$rc" 0 "the kubernetes render matches tests/goldens/k8s"
+# a changed byte fails the check, with a diff
+cp -r "$G" "$TMP/g"
+sed -i 's/nvidia.com\/gpu.compute.major: .11./nvidia.com\/gpu.compute.major: '"'"'12'"'"'/' "$TMP/g/overlays/thor/daemonset.yaml"
+run "$LOBES" render --target kubernetes --check "$TMP/g"
+is "$rc" 1 "a changed file of the tree fails the check"
+like "$out" "overlays/thor/daemonset.yaml: differs" "the changed file is named"
+
+# byte-stable: no clock, host or environment
+(cd / && env -i PATH="$PATH" HOME=/nonexistent LOBES_DIR=/x TZ=Asia/Tokyo HF_HOME=/elsewhere \
+	LOBES_SYSROOT="$SRC/tests/fixtures/hosts/gb10" "$LOBES" render --target kubernetes --out "$TMP/b" >/dev/null)
+is "$(diff -r "$G" "$TMP/b" && echo same)" same "the same bytes under another environment and card"
+
+# options
+run "$LOBES" render --target kubernetes --profile thor --profile thor --out "$TMP/x"
+is "$rc" 2 "a profile named twice is a usage error"
+run "$LOBES" render --target swarm
+is "$rc" 2 "an unknown target is a usage error"
+like "$errout" "expected compose or kubernetes" "the error names the targets"
+run "$LOBES" render --profile thor --lobes-image x
+is "$rc" 2 "--lobes-image without --target kubernetes is a usage error"
+run "$LOBES" render --target kubernetes --profile thor --profile spark --lobes-image reg.example/lobes:1 \
+	--hf-cache-claim hf --out "$TMP/opt"
+is "$rc" 0 "a two-profile render with options"
+like "$(cat "$TMP/opt/base/daemonset.yaml")" "image: 'reg.example/lobes:1'" "--lobes-image names the gateway's image"
+like "$(cat "$TMP/opt/base/daemonset.yaml")" "claimName: 'hf'" "--hf-cache-claim renders a PVC"
+unlike "$(cat "$TMP/opt/base/daemonset.yaml")" "hostPath" "and no hostPath for the cache"
+is "$(ls "$TMP/opt/overlays" | tr '\n' ' ')" "spark thor " "only the profiles named"
+like "$(cat "$TMP/opt/overlays/thor/peers.yaml")" "hand: \{proxy: spark\}" "thor's hand is proxied to spark's Service"
+unlike "$(cat "$TMP/opt/overlays/thor/daemonset.yaml")" "'base'" "the NotIn list holds only rendered profiles"
+run "$LOBES" render --target kubernetes --profile thor --out "$TMP/one"
+is "$([ -e "$TMP/one/overlays/thor/peers.yaml" ] && echo yes || echo no)" no "alone, thor has no peer to proxy hand to"
+unlike "$(cat "$TMP/one/overlays/thor/daemonset.yaml")" "NotIn" "alone, no affinity against other profiles"
+
+if ! command -v kubectl >/dev/null; then
+	ok 0 "# SKIP kubectl is not installed: the kustomize build and the manifest checks did not run"
+	done_testing
+fi
+kver=$(kubectl version --client 2>/dev/null | tr '\n' ' ')
+echo "# $kver"
+B="$TMP/built"
+mkdir -p "$B"
+for d in "$G"/overlays/*/; do
+	p=$(basename "$d")
+	kubectl kustomize "$d" >"$B/overlay-$p.yaml" 2>"$B/err"
+	is "$?" 0 "kubectl kustomize overlays/$p builds offline" 
+	echo "$p" >>"$B/profiles"
+done
+kubectl kustomize "$G/base" >"$B/base.yaml" 2>"$B/err"
+is "$?" 0 "kubectl kustomize base builds offline"
+kubectl kustomize "$G" >"$B/all.yaml" 2>"$B/err"
+is "$?" 0 "kubectl kustomize builds the whole tree offline"
+is "$(cat "$B/err")" "" "without a warning"
+is "$(grep -c '^kind: DaemonSet' "$B/all.yaml")" "$(ls "$G/overlays" | wc -l)" "one DaemonSet per overlay in the whole tree"
+
+# a secret planted in the deploy dir's .env reaches no manifest
+mkdir -p "$TMP/dep"
+printf 'HF_TOKEN=hf_PLANTEDsecret123\nLOBES_GATEWAY_API_KEY=PLANTEDkey456\n' >"$TMP/dep/.env"
+chmod 600 "$TMP/dep/.env"
+LOBES_DIR="$TMP/dep" "$LOBES" render --target kubernetes --out "$TMP/s" >/dev/null
+kubectl kustomize "$TMP/s" >"$TMP/s.yaml"
+is "$(grep -c 'PLANTED' "$TMP/s.yaml")" 0 "a secret in the deploy dir's .env is in no manifest"
+if ! python3 -c 'import yaml' 2>/dev/null; then
+	ok 0 "# SKIP python3-yaml is not installed: the manifest checks did not run"
+	done_testing
+fi
+python3 "$SRC/tests/k8s/check_manifests.py" "$SRC/tests/goldens" "$B" hf_PLANTEDsecret123 PLANTEDkey456 >"$TMP/tap"
+while read -r line; do
+	case "$line" in
+	"ok "*) ok 0 "${line#ok * - }" ;;
+	"not ok "*) ok 1 "${line#not ok * - }" ;;
+	"#"*) echo "$line" ;;
+	esac
+done <"$TMP/tap"
+[ -s "$TMP/tap" ] || ok 1 "check_manifests.py printed nothing"
+done_testing
