@@ -4,7 +4,6 @@
  * traits declare dead, data/vllm-env/removed.txt, the image build noise,
  * and the registry of the vLLM version (recorded, or probed from the image).
  */
-#include <ctype.h>
 #include <string.h>
 
 #include "../util/buf.h"
@@ -13,26 +12,6 @@
 #include "../util/strv.h"
 #include "../knowledge/vllm.h"
 #include "doctor_int.h"
-
-char **vllm_env_list_parse(const char *text)
-{
-	char **v = NULL;
-	_cleanup_free_ char *copy = xstrdup(text ? text : "");
-	char *save = NULL;
-	for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		char *s = str_strip(l);
-		if (!*s || *s == '#')
-			continue;
-		size_t n = strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
-		if (n == 0 || (s[n] && !isspace((unsigned char)s[n])))
-			continue;
-		s[n] = '\0';
-		strv_push(&v, s);
-	}
-	if (!v)
-		v = xcalloc(1, sizeof(char *));
-	return v;
-}
 
 /* The replacement removed.txt records for name, or NULL. Caller frees. */
 static char *removed_replacement(const char *name)

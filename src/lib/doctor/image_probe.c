@@ -1,14 +1,39 @@
 /*
  * image_probe.c — `doctor --image-probe`: the image's own env registry,
  * read by running the image (never pulled) and cached by digest under
- * <deploy-dir>/cache/vllm-env/<digest>.txt.
+ * <deploy-dir>/cache/vllm-env/<digest>.txt. Also the reader of a registry
+ * list (vllm_env_list_parse), which env_registry.c uses for the build noise
+ * list: it lives here, below env_registry.c, so the two files do not call
+ * each other.
  */
+#include <ctype.h>
 #include <string.h>
 
 #include "../util/buf.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
+#include "../util/strv.h"
 #include "doctor_int.h"
+
+char **vllm_env_list_parse(const char *text)
+{
+	char **v = NULL;
+	_cleanup_free_ char *copy = xstrdup(text ? text : "");
+	char *save = NULL;
+	for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char *s = str_strip(l);
+		if (!*s || *s == '#')
+			continue;
+		size_t n = strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+		if (n == 0 || (s[n] && !isspace((unsigned char)s[n])))
+			continue;
+		s[n] = '\0';
+		strv_push(&v, s);
+	}
+	if (!v)
+		v = xcalloc(1, sizeof(char *));
+	return v;
+}
 
 char **image_registry(struct doctor_report *r, const struct doctor_opts *o,
 			     const char *docker, const char *image, char **source)
