@@ -27,7 +27,6 @@
 #include "../render/render.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
-#include "../util/yaml_doc.h"
 #include "../util/yaml_scalar.h"
 #include "gateway.h"
 #include "peers.h"
@@ -96,20 +95,6 @@ static int yerr(const char *name, struct fy_node *n, struct err **err, const cha
 	int line, col;
 	node_mark(n, &line, &col);
 	return err_set(err, EXIT_CONFIG, "%s:%d:%d: %s", name, line, col, what);
-}
-
-/* Parse one YAML document through the guard; a syntax error is
- * "NAME:L:C: invalid YAML: ...". Shared by the gateway's settings, aliases and
- * peers files (gateway.h). */
-struct fy_document *gw_yaml_parse(const char *text, size_t len, const char *name,
-				  struct err **err)
-{
-	struct fy_document *d = NULL;
-	if (yaml_doc_parse(name, text, len, 0, "a mapping", &d, err) < 0)
-		return NULL;
-	if (!d)
-		err_set(err, EXIT_CONFIG, "%s:1:1: invalid YAML: parse error; expected a mapping", name);
-	return d;
 }
 
 int gw_aliases_parse(struct gw_config *c, const char *text, size_t len, const char *name,
