@@ -13,6 +13,10 @@
  * LOBES_GATEWAY_API_KEY in .env (itself 0600). Every bad value is an error
  * with its file and line and what was expected; nothing is half-applied:
  * a failed load leaves the caller's snapshot in use.
+ *
+ * The snapshot in use is held by a gw_live (config_int.h): a reference
+ * under a mutex, swapped whole on reload, so a request or a loop reads one
+ * consistent snapshot for as long as it keeps its reference.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -28,8 +32,7 @@
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/yaml_scalar.h"
-#include "gateway.h"
-#include "peers.h"
+#include "config_int.h"
 
 static void role_free(struct gw_role *r)
 {
@@ -72,6 +75,36 @@ void gw_config_unref(struct gw_config *c)
 }
 
 static void cfg_freep(struct gw_config **c) { gw_config_unref(*c); }
+
+void gw_live_init(struct gw_live *l, struct gw_config *c)
+{
+	pthread_mutex_init(&l->mu, NULL);
+	l->cfg = gw_config_ref(c);
+}
+
+struct gw_config *gw_live_get(struct gw_live *l)
+{
+	pthread_mutex_lock(&l->mu);
+	struct gw_config *c = gw_config_ref(l->cfg);
+	pthread_mutex_unlock(&l->mu);
+	return c;
+}
+
+struct gw_config *gw_live_swap(struct gw_live *l, struct gw_config *c)
+{
+	pthread_mutex_lock(&l->mu);
+	struct gw_config *old = l->cfg;
+	l->cfg = gw_config_ref(c);
+	pthread_mutex_unlock(&l->mu);
+	return old;
+}
+
+void gw_live_destroy(struct gw_live *l)
+{
+	gw_config_unref(l->cfg);
+	l->cfg = NULL;
+	pthread_mutex_destroy(&l->mu);
+}
 
 bool gw_bind_is_loopback(const char *bind)
 {

@@ -25,7 +25,8 @@
 #include <pthread.h>
 
 #include "../util/buf.h"
-#include "gateway.h"
+#include "config_int.h"
+#include "log.h"
 
 enum { XFER_RELAY = 1, XFER_HEALTH = 2 };
 
@@ -113,11 +114,8 @@ struct gateway {
 	struct worker *w;
 	int n_workers;
 	int port;
-	pthread_mutex_t cfg_mu;
-	struct gw_config *cfg;
-	gw_log_fn log;
-	void *log_ud;
-	pthread_mutex_t log_mu;
+	struct gw_live live; /* the snapshot in use */
+	struct gw_log log;
 	int inflight;                   /* requests MHD holds, atomic */
 	int role_inflight[ROLE__COUNT]; /* atomic */
 	bool ready[ROLE__COUNT];        /* atomic */
@@ -127,12 +125,6 @@ struct gateway {
 	bool draining;
 	struct peer_poll *pp; /* proxy.c: readiness of roles proxied to peers */
 };
-
-double gw_now_ms(void);
-/* Current snapshot, referenced (caller unrefs). */
-struct gw_config *gw_cfg_get(struct gateway *g);
-/* Emit one JSON line through the log callback (obj is stolen). */
-void gw_log_json(struct gateway *g, json_t *obj);
 
 /* ---- upstream.c: the engine side of a worker ---- */
 

@@ -1,11 +1,10 @@
 /*
  * proxy.c — the gateway side of peers.yaml: a request for a role proxied
- * to a peer goes to the peer's gateway through the ordinary relay
- * (server.c/upstream.c, so streams are relayed frame by frame), with
- *   - the URL of the peer's gateway (its origin + the request's path),
- *   - `Authorization: Bearer <the key that peer accepts>` — the caller's own
- *     Authorization is never copied (the relay builds its headers afresh),
- *   - GW_HOP_HEADER: <this box>, so the peer never proxies it again.
+ * to a peer goes to the peer's gateway through the ordinary relay (relay.c,
+ * upstream.c, so streams are relayed frame by frame) with the URL and
+ * headers of proxy_hop.c; this file keeps what the proxied roles look like
+ * from here. It calls only down (the settings, the log) and is called by
+ * the HTTP front (server.c).
  *
  * Readiness of proxied roles: one background thread asks each peer that
  * serves a proxied role for its own /v1/models (with the key, bounded by
@@ -18,6 +17,7 @@
 #include <curl/curl.h>
 #include <string.h>
 
+#include "../util/buf.h"
 #include "../util/cleanup.h"
 #include "proxy.h"
 
@@ -25,6 +25,8 @@
 #define ID_MAX 256
 
 struct peer_poll {
+	struct gw_live *live;
+	struct gw_log *log;
 	pthread_t th;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -33,73 +35,6 @@ struct peer_poll {
 	char id[ROLE__COUNT][ID_MAX];
 	long last_status[ROLE__COUNT]; /* for change logging; -1 before the first */
 };
-
-static bool perr(const struct gw_peer *p, int role, int status, const char *type,
-		 const char *code, char *msg, struct proxy_err *e)
-{
-	e->status = status;
-	e->type = type;
-	e->code = code;
-	e->msg = msg;
-	e->extra = json_pack("{s:s, s:s, s:s}", "role", role_name((enum role_id)role), "peer", p->name,
-			     "hosted_by", p->origin);
-	return true;
-}
-
-bool proxy_err_loop(const struct gw_config *c, int role, const char *hop, struct proxy_err *e)
-{
-	const struct gw_peer *p = gw_role_proxy_peer(c, role);
-	if (!p || !hop)
-		return false;
-	perr(p, role, 508, "proxy_loop", "proxy_loop",
-	     xasprintf("role '%s' came here through a proxy hop from box '%.64s' and would be proxied "
-		       "again to peer '%s' (%s): the boxes proxy it to each other; fix peers.yaml",
-		       role_name((enum role_id)role), hop, p->name, p->origin),
-	     e);
-	json_object_set_new(e->extra, "from", json_string(hop));
-	return true;
-}
-
-bool proxy_err_down(const struct gw_config *c, int role, const char *why, struct proxy_err *e)
-{
-	const struct gw_peer *p = gw_role_proxy_peer(c, role);
-	return p && perr(p, role, 503, "backend_unavailable", "peer_unavailable",
-			 xasprintf("peer '%s' (%s), which serves role '%s' for this box, is unavailable: %s",
-				   p->name, p->origin, role_name((enum role_id)role), why),
-			 e);
-}
-
-bool proxy_err_auth(const struct gw_config *c, int role, long status, struct proxy_err *e)
-{
-	const struct gw_peer *p = gw_role_proxy_peer(c, role);
-	return p && (status == 401 || status == 403) &&
-	       perr(p, role, 502, "backend_unavailable", "peer_auth_failed",
-		    xasprintf("peer '%s' (%s) rejected this box's key for it (HTTP %ld): the key in '%s' "
-			      "is not the one that peer accepts",
-			      p->name, p->origin, status, p->key_file),
-		    e);
-}
-
-void proxy_err_free(struct proxy_err *e)
-{
-	free(e->msg);
-	json_decref(e->extra);
-}
-
-char *proxy_url(const struct gw_peer *p, const char *path)
-{
-	return xasprintf("%s%s", p->origin, path);
-}
-
-struct curl_slist *proxy_headers(struct curl_slist *h, const struct gw_config *c,
-				 const struct gw_peer *p)
-{
-	_cleanup_free_ char *auth = xasprintf("Authorization: Bearer %s", p->key);
-	_cleanup_free_ char *hop = xasprintf("%s: %s", GW_HOP_HEADER, gw_box_name(c));
-	h = curl_slist_append(h, auth);
-	explicit_bzero(auth, strlen(auth));
-	return curl_slist_append(h, hop);
-}
 
 static size_t collect(char *p, size_t s, size_t n, void *ud)
 {
@@ -162,7 +97,7 @@ static bool models_has(json_t *models, const char *role, char *id, size_t idn)
 	return false;
 }
 
-static void poll_once(struct gateway *g, struct peer_poll *pp, const struct gw_config *c)
+static void poll_once(struct peer_poll *pp, const struct gw_config *c)
 {
 	if (!c->peers)
 		return;
@@ -189,7 +124,7 @@ static void poll_once(struct gateway *g, struct peer_poll *pp, const struct gw_c
 				snprintf(pp->id[r], ID_MAX, "%s", id);
 			pthread_mutex_unlock(&pp->mu);
 			if (was != up || last != code)
-				gw_log_json(g, json_pack("{s:s, s:s, s:s, s:b, s:i, s:s}", "event", "peer-health",
+				gw_log_json(pp->log, json_pack("{s:s, s:s, s:s, s:b, s:i, s:s}", "event", "peer-health",
 							 "role", role_name((enum role_id)r), "peer", p->name,
 							 "ready", up, "status", (int)code, "why",
 							 code == 0     ? "no answer"
@@ -210,11 +145,10 @@ static void poll_once(struct gateway *g, struct peer_poll *pp, const struct gw_c
 
 static void *poll_main(void *arg)
 {
-	struct gateway *g = arg;
-	struct peer_poll *pp = g->pp;
+	struct peer_poll *pp = arg;
 	for (;;) {
-		struct gw_config *c = gw_cfg_get(g);
-		poll_once(g, pp, c);
+		struct gw_config *c = gw_live_get(pp->live);
+		poll_once(pp, c);
 		int interval = c->health_interval_ms;
 		gw_config_unref(c);
 		struct timespec ts;
@@ -235,34 +169,34 @@ static void *poll_main(void *arg)
 	}
 }
 
-int proxy_poll_start(struct gateway *g, struct err **err)
+struct peer_poll *proxy_poll_start(struct gw_live *live, struct gw_log *log, struct err **err)
 {
 	struct peer_poll *pp = xcalloc(1, sizeof(*pp));
+	pp->live = live;
+	pp->log = log;
 	pthread_mutex_init(&pp->mu, NULL);
 	pthread_cond_init(&pp->cv, NULL);
 	for (int r = 0; r < ROLE__COUNT; r++)
 		pp->last_status[r] = -1;
-	g->pp = pp;
-	if (pthread_create(&pp->th, NULL, poll_main, g) != 0) {
-		g->pp = NULL;
+	if (pthread_create(&pp->th, NULL, poll_main, pp) != 0) {
 		free(pp);
-		return err_set(err, EXIT_RUNTIME, "cannot start the peer poll thread");
+		err_set(err, EXIT_RUNTIME, "cannot start the peer poll thread");
+		return NULL;
 	}
-	return 0;
+	return pp;
 }
 
-void proxy_poll_wake(struct gateway *g)
+void proxy_poll_wake(struct peer_poll *pp)
 {
-	if (!g->pp)
+	if (!pp)
 		return;
-	pthread_mutex_lock(&g->pp->mu);
-	pthread_cond_signal(&g->pp->cv);
-	pthread_mutex_unlock(&g->pp->mu);
+	pthread_mutex_lock(&pp->mu);
+	pthread_cond_signal(&pp->cv);
+	pthread_mutex_unlock(&pp->mu);
 }
 
-void proxy_poll_stop(struct gateway *g)
+void proxy_poll_stop(struct peer_poll *pp)
 {
-	struct peer_poll *pp = g->pp;
 	if (!pp)
 		return;
 	pthread_mutex_lock(&pp->mu);
@@ -273,13 +207,11 @@ void proxy_poll_stop(struct gateway *g)
 	pthread_mutex_destroy(&pp->mu);
 	pthread_cond_destroy(&pp->cv);
 	free(pp);
-	g->pp = NULL;
 }
 
 /* Snapshot of the proxied roles' state. */
-static void snapshot(struct gateway *g, bool ready[ROLE__COUNT], char id[ROLE__COUNT][ID_MAX])
+static void snapshot(struct peer_poll *pp, bool ready[ROLE__COUNT], char id[ROLE__COUNT][ID_MAX])
 {
-	struct peer_poll *pp = g->pp;
 	memset(ready, 0, sizeof(bool) * ROLE__COUNT);
 	memset(id, 0, ROLE__COUNT * ID_MAX);
 	if (!pp)
@@ -290,11 +222,11 @@ static void snapshot(struct gateway *g, bool ready[ROLE__COUNT], char id[ROLE__C
 	pthread_mutex_unlock(&pp->mu);
 }
 
-json_t *proxy_caps_overlay(struct gateway *g, const struct gw_config *c, json_t *caps)
+json_t *proxy_caps_overlay(struct peer_poll *pp, const struct gw_config *c, json_t *caps)
 {
 	bool ready[ROLE__COUNT];
 	char id[ROLE__COUNT][ID_MAX];
-	snapshot(g, ready, id);
+	snapshot(pp, ready, id);
 	json_object_set_new(caps, "box", json_string(gw_box_name(c)));
 	json_t *roles = json_object_get(caps, "roles"), *o;
 	size_t i;
@@ -322,11 +254,11 @@ json_t *proxy_caps_overlay(struct gateway *g, const struct gw_config *c, json_t 
 	return caps;
 }
 
-json_t *proxy_models_overlay(struct gateway *g, const struct gw_config *c, json_t *models)
+json_t *proxy_models_overlay(struct peer_poll *pp, const struct gw_config *c, json_t *models)
 {
 	bool ready[ROLE__COUNT];
 	char id[ROLE__COUNT][ID_MAX];
-	snapshot(g, ready, id);
+	snapshot(pp, ready, id);
 	json_t *data = json_object_get(models, "data");
 	for (int r = 0; r < ROLE__COUNT; r++) {
 		const struct gw_peer *p = gw_role_proxy_peer(c, r);
@@ -347,14 +279,14 @@ json_t *proxy_models_overlay(struct gateway *g, const struct gw_config *c, json_
 	return models;
 }
 
-bool proxy_route_by_peer_id(struct gateway *g, const struct gw_config *c, enum gw_endpoint ep,
+bool proxy_route_by_peer_id(struct peer_poll *pp, const struct gw_config *c, enum gw_endpoint ep,
 			    const char *body, size_t len, struct gw_route *rt)
 {
 	if (rt->status != 404 || !rt->code || strcmp(rt->code, "model_not_found") != 0)
 		return false;
 	bool ready[ROLE__COUNT];
 	char id[ROLE__COUNT][ID_MAX];
-	snapshot(g, ready, id);
+	snapshot(pp, ready, id);
 	json_t *j = json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL);
 	const char *model = json_string_value(json_object_get(j, "model"));
 	int role = -1;

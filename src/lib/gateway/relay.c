@@ -22,7 +22,6 @@
 
 #include "../util/cleanup.h"
 #include "internal.h"
-#include "proxy.h"
 
 #define LOW_WATER (64 * 1024)
 /* MHD gives every callback response a buffer of its block size. A body of

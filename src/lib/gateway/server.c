@@ -45,28 +45,6 @@
  * (nginx's default is 8 KiB a header line); past it MHD answers 431/414. */
 #define CONN_MEMORY (16 * 1024)
 
-struct gw_config *gw_cfg_get(struct gateway *g)
-{
-	pthread_mutex_lock(&g->cfg_mu);
-	struct gw_config *c = gw_config_ref(g->cfg);
-	pthread_mutex_unlock(&g->cfg_mu);
-	return c;
-}
-
-void gw_log_json(struct gateway *g, json_t *obj)
-{
-	if (!obj)
-		return;
-	char *s = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
-	json_decref(obj);
-	if (s && g->log) {
-		pthread_mutex_lock(&g->log_mu);
-		g->log(g->log_ud, s);
-		pthread_mutex_unlock(&g->log_mu);
-	}
-	free(s);
-}
-
 static enum MHD_Result queue(struct req *q, struct MHD_Connection *c, int status,
 			     const char *body, const char *ctype, const char *const *hdrs)
 {
@@ -136,7 +114,7 @@ static enum MHD_Result dispatch(struct gateway *g, struct req *q, struct MHD_Con
 	}
 	struct gw_route rt;
 	if (gw_route_request(q->cfg, q->ep, buf_str(&q->body), q->body.len, &rt) < 0 &&
-	    !proxy_route_by_peer_id(g, q->cfg, q->ep, buf_str(&q->body), q->body.len, &rt)) {
+	    !proxy_route_by_peer_id(g->pp, q->cfg, q->ep, buf_str(&q->body), q->body.len, &rt)) {
 		enum MHD_Result rc = req_error(q, c, rt.status, rt.type, rt.code, rt.message, rt.extra,
 					       NULL);
 		const char *rn = rt.extra ? json_string_value(json_object_get(rt.extra, "role")) : NULL;
@@ -189,9 +167,9 @@ static enum MHD_Result local_answer(struct gateway *g, struct req *q, struct MHD
 	for (int i = 0; i < ROLE__COUNT; i++)
 		ready[i] = __atomic_load_n(&g->ready[i], __ATOMIC_RELAXED);
 	if (q->ep == GW_EP_MODELS) /* with the roles proxied to peers (proxy.c) */
-		return queue_json(q, c, 200, proxy_models_overlay(g, q->cfg, gw_models(q->cfg, ready)), NULL);
+		return queue_json(q, c, 200, proxy_models_overlay(g->pp, q->cfg, gw_models(q->cfg, ready)), NULL);
 	if (q->ep == GW_EP_CAPABILITIES)
-		return queue_json(q, c, 200, proxy_caps_overlay(g, q->cfg, gw_capabilities(q->cfg, ready)), NULL);
+		return queue_json(q, c, 200, proxy_caps_overlay(g->pp, q->cfg, gw_capabilities(q->cfg, ready)), NULL);
 	int n = 0;
 	for (int i = 0; i < ROLE__COUNT; i++)
 		n += q->cfg->roles[i].feasible && ready[i];
@@ -216,7 +194,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		__atomic_add_fetch(&g->inflight, 1, __ATOMIC_SEQ_CST);
 		q->t0 = gw_now_ms();
 		q->role = q->log_role = -1;
-		q->cfg = gw_cfg_get(g);
+		q->cfg = gw_live_get(&g->live);
 		new_id(g, c, q->id, sizeof(q->id));
 		snprintf(q->method, sizeof(q->method), "%s", method);
 		q->path = xasprintf("%.512s", url);
@@ -304,7 +282,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	json_object_set_new(line, "total_ms", json_real((double)(long)((gw_now_ms() - q->t0) * 100) / 100));
 	if (q->alias)
 		json_object_set_new(line, "alias", json_true());
-	gw_log_json(g, line);
+	gw_log_json(&g->log, line);
 	gw_config_unref(q->cfg);
 	buf_free(&q->body);
 	free(q->path);
@@ -318,7 +296,7 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	char msg[512];
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	str_rstrip(msg);
-	gw_log_json(g, json_pack("{s:s, s:s}", "event", "mhd", "message", msg));
+	gw_log_json(&g->log, json_pack("{s:s, s:s}", "event", "mhd", "message", msg));
 }
 
 int gw_worker_count(const struct gw_config *cfg)
@@ -389,11 +367,8 @@ static void stop_workers(struct gateway *g)
 struct gateway *gateway_start(struct gw_config *cfg, gw_log_fn log, void *log_ud, struct err **err)
 {
 	struct gateway *g = xcalloc(1, sizeof(*g));
-	pthread_mutex_init(&g->cfg_mu, NULL);
-	pthread_mutex_init(&g->log_mu, NULL);
-	g->cfg = gw_config_ref(cfg);
-	g->log = log;
-	g->log_ud = log_ud;
+	gw_live_init(&g->live, cfg);
+	gw_log_init(&g->log, log, log_ud);
 	g->seed = ((unsigned long long)getpid() << 16) ^ (unsigned long long)gw_now_ms();
 	g->swap_x100 = g->iowait_x100 = -1;
 	struct addrinfo hints = { .ai_flags = AI_PASSIVE | AI_NUMERICSERV, .ai_socktype = SOCK_STREAM };
@@ -439,15 +414,14 @@ struct gateway *gateway_start(struct gw_config *cfg, gw_log_fn log, void *log_ud
 		if (worker_launch(w, err) < 0)
 			goto fail;
 	}
-	if (proxy_poll_start(g, err) < 0)
+	if (!(g->pp = proxy_poll_start(&g->live, &g->log, err)))
 		goto fail;
 	return g;
 fail:
 	if (g->w)
 		stop_workers(g);
-	gw_config_unref(g->cfg);
-	pthread_mutex_destroy(&g->cfg_mu);
-	pthread_mutex_destroy(&g->log_mu);
+	gw_live_destroy(&g->live);
+	gw_log_destroy(&g->log);
 	free(g);
 	return NULL;
 }
@@ -459,21 +433,18 @@ int gateway_port(const struct gateway *g)
 
 void gateway_reload(struct gateway *g, struct gw_config *cfg)
 {
-	pthread_mutex_lock(&g->cfg_mu);
-	struct gw_config *old = g->cfg;
-	g->cfg = gw_config_ref(cfg);
-	pthread_mutex_unlock(&g->cfg_mu);
+	struct gw_config *old = gw_live_swap(&g->live, cfg);
 	if (strcmp(old->bind, cfg->bind) != 0 || (cfg->port && old->port != cfg->port))
-		gw_log_json(g, json_pack("{s:s, s:s}", "event", "reload-warning", "message",
+		gw_log_json(&g->log, json_pack("{s:s, s:s}", "event", "reload-warning", "message",
 					 "bind address or port changed: restart the gateway to apply"));
 	if (gw_worker_count(cfg) != g->n_workers)
-		gw_log_json(g, json_pack("{s:s, s:s}", "event", "reload-warning", "message",
+		gw_log_json(&g->log, json_pack("{s:s, s:s}", "event", "reload-warning", "message",
 					 "LOBES_GATEWAY_WORKERS changed: restart the gateway to apply"));
 	gw_config_unref(old);
 	/* re-poll health at once (worker 0 polls): roles and ports may have changed */
 	g->w[0].up.next_health = 0;
 	upstream_wake(&g->w[0]);
-	proxy_poll_wake(g);
+	proxy_poll_wake(g->pp);
 }
 
 int gateway_drain_and_stop(struct gateway *g)
@@ -481,7 +452,7 @@ int gateway_drain_and_stop(struct gateway *g)
 	g->draining = true;
 	for (int i = 0; i < g->n_workers; i++)
 		worker_quiesce(&g->w[i]);
-	struct gw_config *c = gw_cfg_get(g);
+	struct gw_config *c = gw_live_get(&g->live);
 	double deadline = gw_now_ms() + c->drain_timeout_s * 1000.0;
 	gw_config_unref(c);
 	int left;
@@ -496,10 +467,10 @@ int gateway_drain_and_stop(struct gateway *g)
 			usleep(20 * 1000);
 	}
 	stop_workers(g);
-	proxy_poll_stop(g);
-	gw_config_unref(g->cfg);
-	pthread_mutex_destroy(&g->cfg_mu);
-	pthread_mutex_destroy(&g->log_mu);
+	proxy_poll_stop(g->pp);
+	g->pp = NULL;
+	gw_live_destroy(&g->live);
+	gw_log_destroy(&g->log);
 	free(g);
 	return cancelled;
 }

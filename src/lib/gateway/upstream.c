@@ -35,7 +35,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../util/cleanup.h"
@@ -43,13 +42,6 @@
 
 #define HIGH_WATER (256 * 1024)
 #define WHOLE_MAX (64 * 1024)
-
-double gw_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 void relay_unref(struct relay *r)
 {
@@ -278,7 +270,7 @@ static void health_poll(struct worker *w, double now)
 {
 	struct gateway *g = w->g;
 	struct upstream *u = &w->up;
-	struct gw_config *c = gw_cfg_get(g);
+	struct gw_config *c = gw_live_get(&g->live);
 	for (int i = 0; i < ROLE__COUNT; i++) {
 		struct health_xfer *h = &u->health[i];
 		if (h->easy)
@@ -314,7 +306,7 @@ static void health_done(struct worker *w, struct health_xfer *h, CURLcode res)
 	curl_easy_cleanup(h->easy);
 	h->easy = NULL;
 	if (was != up)
-		gw_log_json(g, json_pack("{s:s, s:s, s:b}", "event", "health", "role",
+		gw_log_json(&g->log, json_pack("{s:s, s:s, s:b}", "event", "health", "role",
 					 role_name((enum role_id)h->role), "ready", up));
 }
 
