@@ -6,8 +6,10 @@
  * headers a client may pass on — Accept and the request id, never the
  * caller's key — and the libcurl easy handle with its limits) and hands it
  * to the engine side of the same worker (upstream.c). While the relay waits
- * for the engine's head, the connection is suspended; upstream.c resumes it. At the
- * head, relay_respond answers with the engine's status and content type:
+ * for the engine's head, the connection is suspended; when the relay's state
+ * changes, upstream.c calls the relay's wake (relay_wake, below), which
+ * resumes it. At the head, relay_respond answers with the engine's status
+ * and content type:
  *   - a small non-SSE body of known length is answered in one buffer once
  *     it is all in (one wake-up);
  *   - anything else gets a response whose body relay_read pulls from the
@@ -16,12 +18,15 @@
  *     buffer below LOW_WATER unpauses a transfer paused for back-pressure.
  * An engine that fails before its head is 503 backend_unavailable +
  * Retry-After; one that stalls past the read timeout after its head ends the
- * response (an SSE stream gets a final error event first).
+ * response (an SSE stream gets a final error event first). A role proxied
+ * to a peer is relayed the same way, to the peer's URL with the headers of
+ * proxy_hop.c, and a peer's failure is answered as the peer's
+ * (503 peer_unavailable, 502 peer_auth_failed).
  */
 #include <string.h>
 
 #include "../util/cleanup.h"
-#include "internal.h"
+#include "relay.h"
 
 #define LOW_WATER (64 * 1024)
 /* MHD gives every callback response a buffer of its block size. A body of
@@ -32,6 +37,19 @@
  * calls. */
 #define STREAM_BLOCK 256
 #define KNOWN_BLOCK (16 * 1024)
+
+/* The engine side changed r's state (r->mu held): resume the client side
+ * if it waits, unless it has detached (a finished connection is never
+ * touched). */
+static void relay_wake(struct relay *r)
+{
+	if (r->suspended && !r->detached) {
+		r->suspended = false;
+		MHD_resume_connection(r->conn);
+		/* MHD in external mode has no wake-up channel: the loop runs it */
+		worker_kick(r->up->w);
+	}
+}
 
 /* Body of a relayed response, pulled by MHD. */
 static ssize_t relay_read(void *cls, uint64_t pos, char *out, size_t max)
@@ -53,7 +71,7 @@ static ssize_t relay_read(void *cls, uint64_t pos, char *out, size_t max)
 		bool unpause = r->paused && r->data.len - r->rd < LOW_WATER;
 		pthread_mutex_unlock(&r->mu);
 		if (unpause)
-			upstream_unpause(r->w, r);
+			upstream_unpause(r->up, r);
 		q->bytes += n;
 		return (ssize_t)n;
 	}
@@ -92,7 +110,7 @@ static ssize_t relay_read(void *cls, uint64_t pos, char *out, size_t max)
 }
 
 /* Answer from the relay's state, or suspend until it changes. */
-enum MHD_Result relay_respond(struct gateway *g, struct req *q, struct MHD_Connection *c)
+enum MHD_Result relay_respond(struct req *q, struct MHD_Connection *c)
 {
 	struct relay *r = q->relay;
 	pthread_mutex_lock(&r->mu);
@@ -115,7 +133,6 @@ enum MHD_Result relay_respond(struct gateway *g, struct req *q, struct MHD_Conne
 		bool stalled = r->stalled;
 		_cleanup_free_ char *why = xstrdup(*r->errbuf ? r->errbuf : curl_easy_strerror(res));
 		pthread_mutex_unlock(&r->mu);
-		(void)g;
 		struct proxy_err pe; /* peers.yaml: a proxied role names the peer */
 		if (proxy_err_down(q->cfg, q->role, stalled ? "it sent nothing for the read timeout" : why, &pe))
 			return req_proxy_err(q, c, &pe);
@@ -171,16 +188,15 @@ enum MHD_Result relay_respond(struct gateway *g, struct req *q, struct MHD_Conne
 	return rc;
 }
 
-enum MHD_Result relay_start(struct gateway *g, struct req *q, struct MHD_Connection *c,
-				   struct gw_route *rt)
+enum MHD_Result relay_start(struct req *q, struct MHD_Connection *c, struct gw_route *rt)
 {
 	const struct gw_role *gr = &q->cfg->roles[rt->role];
 	struct relay *r = xcalloc(1, sizeof(*r));
 	r->kind = XFER_RELAY;
 	pthread_mutex_init(&r->mu, NULL);
 	r->refs = 2; /* client side + upstream side */
-	r->g = g;
-	r->w = q->w;
+	r->up = q->up;
+	r->wake = relay_wake;
 	r->conn = c;
 	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 	r->client_fd = ci ? ci->connect_fd : -1;
@@ -222,6 +238,6 @@ enum MHD_Result relay_start(struct gateway *g, struct req *q, struct MHD_Connect
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http");
 	q->relay = r;
 	q->state = R_WAIT;
-	upstream_submit(q->w, r);
-	return relay_respond(g, q, c);
+	upstream_submit(q->up, r);
+	return relay_respond(q, c);
 }

@@ -36,7 +36,6 @@
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "internal.h"
-#include "proxy.h"
 
 /* MHD's memory pool per connection: request line and headers, then the
  * write buffer of the response. MHD zeroes what it gives back, so the whole
@@ -44,49 +43,6 @@
  * streams at 16 MB (32 KiB cost 32 MB) and still takes ~14 KiB of headers
  * (nginx's default is 8 KiB a header line); past it MHD answers 431/414. */
 #define CONN_MEMORY (16 * 1024)
-
-static enum MHD_Result queue(struct req *q, struct MHD_Connection *c, int status,
-			     const char *body, const char *ctype, const char *const *hdrs)
-{
-	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)body,
-								 MHD_RESPMEM_MUST_COPY);
-	MHD_add_response_header(r, "Content-Type", ctype);
-	MHD_add_response_header(r, "X-Request-Id", q->id);
-	for (; hdrs && *hdrs; hdrs += 2)
-		MHD_add_response_header(r, hdrs[0], hdrs[1]);
-	enum MHD_Result rc = MHD_queue_response(c, (unsigned)status, r);
-	MHD_destroy_response(r);
-	q->status = status;
-	q->bytes = strlen(body);
-	q->state = R_RESP;
-	return rc;
-}
-
-static enum MHD_Result queue_json(struct req *q, struct MHD_Connection *c, int status, json_t *o,
-				  const char *const *hdrs)
-{
-	_cleanup_free_ char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	json_decref(o);
-	return queue(q, c, status, s ? s : "{}", "application/json", hdrs);
-}
-
-enum MHD_Result req_error(struct req *q, struct MHD_Connection *c, int status, const char *type,
-			  const char *code, const char *msg, const json_t *extra,
-			  const char *const *hdrs)
-{
-	_cleanup_free_ char *s = gw_error_body(msg, type, code, extra);
-	q->outcome = code;
-	return queue(q, c, status, s ? s : "{\"error\":{}}", "application/json", hdrs);
-}
-
-enum MHD_Result req_proxy_err(struct req *q, struct MHD_Connection *c, struct proxy_err *e)
-{
-	const char *h[] = { "Retry-After", GW_RETRY_AFTER, NULL };
-	enum MHD_Result rc = req_error(q, c, e->status, e->type, e->code, e->msg, e->extra,
-				       e->status == 503 ? h : NULL);
-	proxy_err_free(e);
-	return rc;
-}
 
 static void new_id(struct gateway *g, struct MHD_Connection *c, char *out, size_t n)
 {
@@ -133,8 +89,8 @@ static enum MHD_Result dispatch(struct gateway *g, struct req *q, struct MHD_Con
 	}
 	if (rt.via_alias) {
 		const char *why = NULL;
-		double swap = __atomic_load_n(&g->swap_x100, __ATOMIC_RELAXED) / 100.0;
-		double io = __atomic_load_n(&g->iowait_x100, __ATOMIC_RELAXED) / 100.0;
+		double swap = __atomic_load_n(&g->eng.swap_x100, __ATOMIC_RELAXED) / 100.0;
+		double io = __atomic_load_n(&g->eng.iowait_x100, __ATOMIC_RELAXED) / 100.0;
 		if (gw_pressure_shed(q->cfg, swap, io, &why)) {
 			_cleanup_free_ char *m = xasprintf(
 				"the box is under pressure (%s %.0f%%): requests by alias are shed; "
@@ -156,7 +112,7 @@ static enum MHD_Result dispatch(struct gateway *g, struct req *q, struct MHD_Con
 		gw_route_free(&rt);
 		return req_error(q, c, 429, "rate_limit_error", "concurrency_limit", m, NULL, h);
 	}
-	enum MHD_Result rc = relay_start(g, q, c, &rt);
+	enum MHD_Result rc = relay_start(q, c, &rt);
 	gw_route_free(&rt);
 	return rc;
 }
@@ -165,15 +121,15 @@ static enum MHD_Result local_answer(struct gateway *g, struct req *q, struct MHD
 {
 	bool ready[ROLE__COUNT];
 	for (int i = 0; i < ROLE__COUNT; i++)
-		ready[i] = __atomic_load_n(&g->ready[i], __ATOMIC_RELAXED);
+		ready[i] = __atomic_load_n(&g->eng.ready[i], __ATOMIC_RELAXED);
 	if (q->ep == GW_EP_MODELS) /* with the roles proxied to peers (proxy.c) */
-		return queue_json(q, c, 200, proxy_models_overlay(g->pp, q->cfg, gw_models(q->cfg, ready)), NULL);
+		return req_json(q, c, 200, proxy_models_overlay(g->pp, q->cfg, gw_models(q->cfg, ready)), NULL);
 	if (q->ep == GW_EP_CAPABILITIES)
-		return queue_json(q, c, 200, proxy_caps_overlay(g->pp, q->cfg, gw_capabilities(q->cfg, ready)), NULL);
+		return req_json(q, c, 200, proxy_caps_overlay(g->pp, q->cfg, gw_capabilities(q->cfg, ready)), NULL);
 	int n = 0;
 	for (int i = 0; i < ROLE__COUNT; i++)
 		n += q->cfg->roles[i].feasible && ready[i];
-	return queue_json(q, c, 200,
+	return req_json(q, c, 200,
 			  json_pack("{s:s, s:i, s:b}", "status", g->draining ? "draining" : "ok",
 				    "roles_ready", n, "auth", q->cfg->key != NULL),
 			  NULL);
@@ -184,13 +140,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 				  size_t *upload_size, void **con_cls)
 {
 	(void)version;
-	struct worker *w = cls;
-	struct gateway *g = w->g;
+	struct gw_lane *l = cls;
+	struct gateway *g = l->g;
 	struct req *q = *con_cls;
 	if (!q) {
 		q = xcalloc(1, sizeof(*q));
 		*con_cls = q;
-		q->w = w;
+		q->up = &l->up;
 		__atomic_add_fetch(&g->inflight, 1, __ATOMIC_SEQ_CST);
 		q->t0 = gw_now_ms();
 		q->role = q->log_role = -1;
@@ -238,7 +194,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	if (q->state == R_READ)
 		return dispatch(g, q, c);
 	if (q->state == R_WAIT)
-		return relay_respond(g, q, c);
+		return relay_respond(q, c);
 	return MHD_YES;
 }
 
@@ -246,8 +202,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
 	(void)c;
-	struct worker *w = cls;
-	struct gateway *g = w->g;
+	struct gw_lane *l = cls;
+	struct gateway *g = l->g;
 	struct req *q = *con_cls;
 	if (!q)
 		return;
@@ -262,7 +218,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			up_ms = r->t_head - r->t_start;
 		pthread_mutex_unlock(&r->mu);
 		if (active)
-			upstream_cancel(w, r);
+			upstream_cancel(&l->up, r);
 		relay_unref(r);
 	}
 	if (q->role >= 0)
@@ -331,37 +287,39 @@ static bool port_free(const struct sockaddr_storage *sa, socklen_t len)
 	return ok;
 }
 
-static struct MHD_Daemon *start_daemon(struct worker *w, const struct gw_config *cfg,
+static struct MHD_Daemon *start_daemon(struct gw_lane *l, const struct gw_config *cfg,
 				       const struct sockaddr_storage *sa, bool reuse)
 {
-	unsigned limit = (unsigned)((cfg->max_connections + w->g->n_workers - 1) / w->g->n_workers);
+	unsigned limit = (unsigned)((cfg->max_connections + l->g->n_workers - 1) / l->g->n_workers);
 	unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
 			 (sa->ss_family == AF_INET6 ? MHD_USE_IPv6 : 0);
-	return MHD_start_daemon(flags, 0, NULL, NULL, on_request, w, MHD_OPTION_EXTERNAL_LOGGER,
-				mhd_log, w->g, MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)sa,
+	return MHD_start_daemon(flags, 0, NULL, NULL, on_request, l, MHD_OPTION_EXTERNAL_LOGGER,
+				mhd_log, l->g, MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)sa,
 				MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)(reuse ? 1 : 0),
 				MHD_OPTION_CONNECTION_LIMIT, limit,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->idle_timeout_s,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY,
-				MHD_OPTION_NOTIFY_COMPLETED, on_completed, w,
+				MHD_OPTION_NOTIFY_COMPLETED, on_completed, l,
 				MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_END);
 }
 
 /* Stop the loops, then the daemons (whose last callbacks run here), then
- * the engine sides. */
+ * the engine sides and the loops' fds. */
 static void stop_workers(struct gateway *g)
 {
 	for (int i = 0; i < g->n_workers; i++)
-		worker_halt(&g->w[i]);
+		worker_halt(&g->lanes[i].loop);
 	for (int i = 0; i < g->n_workers; i++)
-		if (g->w[i].d) {
-			MHD_stop_daemon(g->w[i].d);
-			g->w[i].d = NULL;
+		if (g->lanes[i].loop.d) {
+			MHD_stop_daemon(g->lanes[i].loop.d);
+			g->lanes[i].loop.d = NULL;
 		}
-	for (int i = 0; i < g->n_workers; i++)
-		upstream_free(&g->w[i]);
-	free(g->w);
-	g->w = NULL;
+	for (int i = 0; i < g->n_workers; i++) {
+		upstream_free(&g->lanes[i].up);
+		worker_free(&g->lanes[i].loop);
+	}
+	free(g->lanes);
+	g->lanes = NULL;
 }
 
 struct gateway *gateway_start(struct gw_config *cfg, gw_log_fn log, void *log_ud, struct err **err)
@@ -370,7 +328,9 @@ struct gateway *gateway_start(struct gw_config *cfg, gw_log_fn log, void *log_ud
 	gw_live_init(&g->live, cfg);
 	gw_log_init(&g->log, log, log_ud);
 	g->seed = ((unsigned long long)getpid() << 16) ^ (unsigned long long)gw_now_ms();
-	g->swap_x100 = g->iowait_x100 = -1;
+	g->eng.live = &g->live;
+	g->eng.log = &g->log;
+	g->eng.swap_x100 = g->eng.iowait_x100 = -1;
 	struct addrinfo hints = { .ai_flags = AI_PASSIVE | AI_NUMERICSERV, .ai_socktype = SOCK_STREAM };
 	struct addrinfo *ai = NULL;
 	char port[16];
@@ -385,7 +345,7 @@ struct gateway *gateway_start(struct gw_config *cfg, gw_log_fn log, void *log_ud
 	memcpy(&sa, ai->ai_addr, sa_len);
 	freeaddrinfo(ai);
 	g->n_workers = gw_worker_count(cfg);
-	g->w = xcalloc((size_t)g->n_workers, sizeof(*g->w));
+	g->lanes = xcalloc((size_t)g->n_workers, sizeof(*g->lanes));
 	bool reuse = g->n_workers > 1;
 	if (reuse && cfg->port != 0 && !port_free(&sa, sa_len)) {
 		err_set(err, EXIT_RUNTIME, "cannot listen on %s:%d (in use, or not an address of this host)",
@@ -393,12 +353,12 @@ struct gateway *gateway_start(struct gw_config *cfg, gw_log_fn log, void *log_ud
 		goto fail;
 	}
 	for (int i = 0; i < g->n_workers; i++) {
-		struct worker *w = &g->w[i];
-		w->g = g;
-		w->idx = i;
-		if (upstream_init(w, err) < 0)
+		struct gw_lane *l = &g->lanes[i];
+		struct worker *w = &l->loop;
+		l->g = g;
+		if (worker_init(w, i, err) < 0 || upstream_init(&l->up, w, &g->eng, err) < 0)
 			goto fail;
-		w->d = start_daemon(w, cfg, &sa, reuse);
+		w->d = start_daemon(l, cfg, &sa, reuse);
 		if (!w->d) {
 			err_set(err, EXIT_RUNTIME,
 				"cannot listen on %s:%d (in use, or not an address of this host)",
@@ -411,14 +371,14 @@ struct gateway *gateway_start(struct gw_config *cfg, gw_log_fn log, void *log_ud
 			g->port = di && di->port ? di->port : cfg->port;
 			set_port(&sa, g->port);
 		}
-		if (worker_launch(w, err) < 0)
+		if (worker_launch(w, &upstream_loop_ops, &l->up, err) < 0)
 			goto fail;
 	}
 	if (!(g->pp = proxy_poll_start(&g->live, &g->log, err)))
 		goto fail;
 	return g;
 fail:
-	if (g->w)
+	if (g->lanes)
 		stop_workers(g);
 	gw_live_destroy(&g->live);
 	gw_log_destroy(&g->log);
@@ -442,8 +402,7 @@ void gateway_reload(struct gateway *g, struct gw_config *cfg)
 					 "LOBES_GATEWAY_WORKERS changed: restart the gateway to apply"));
 	gw_config_unref(old);
 	/* re-poll health at once (worker 0 polls): roles and ports may have changed */
-	g->w[0].up.next_health = 0;
-	upstream_wake(&g->w[0]);
+	upstream_poll_now(&g->lanes[0].up);
 	proxy_poll_wake(g->pp);
 }
 
@@ -451,7 +410,7 @@ int gateway_drain_and_stop(struct gateway *g)
 {
 	g->draining = true;
 	for (int i = 0; i < g->n_workers; i++)
-		worker_quiesce(&g->w[i]);
+		worker_quiesce(&g->lanes[i].loop);
 	struct gw_config *c = gw_live_get(&g->live);
 	double deadline = gw_now_ms() + c->drain_timeout_s * 1000.0;
 	gw_config_unref(c);
@@ -461,7 +420,7 @@ int gateway_drain_and_stop(struct gateway *g)
 	int cancelled = left;
 	if (left > 0) {
 		for (int i = 0; i < g->n_workers; i++)
-			upstream_cancel_all(&g->w[i]);
+			upstream_cancel_all(&g->lanes[i].up);
 		double d2 = gw_now_ms() + 2000;
 		while (__atomic_load_n(&g->inflight, __ATOMIC_SEQ_CST) > 0 && gw_now_ms() < d2)
 			usleep(20 * 1000);

@@ -2,20 +2,24 @@
  * upstream.c — the engine side of a worker: its libcurl multi handle.
  *
  * The worker's loop (worker.c) waits in one epoll set holding the engine
- * sockets libcurl asks for (its socket callback), an eventfd other threads
- * write to hand over work (drain, reload), the epoll set of client sockets
- * (below) and MHD's epoll fd; libcurl's timer comes from its timer callback.
+ * sockets libcurl asks for (its socket callback), the loop's wake eventfd
+ * that other threads write to hand over work (drain, reload), the epoll set
+ * of client sockets (below) and MHD's epoll fd; libcurl's timer comes from
+ * its timer callback. The loop runs this file through upstream_loop_ops
+ * (worker.h): the turn before each wait, the events of the fds added here,
+ * and the collection of finished transfers after them.
  * Each wake-up hands libcurl only the socket that is ready
  * (curl_multi_socket_action), so the cost of a frame does not grow with the
  * number of open streams. The client side runs on the same thread, so a
  * relay started, cancelled or unpaused from an MHD callback needs no
- * hand-off: it is started at once or queued for the loop's next turn.
+ * hand-off: it is started at once or queued for the loop's next turn. This
+ * file never calls the client side: it tells it through r->wake.
  *
  * It carries every relayed request of its worker; worker 0 also runs the
  * background /health poll of each feasible role (every health_interval_ms,
  * bounded by health_timeout_ms) and the pressure readings (once a second),
  * which every worker reads. Bytes from an engine are appended to the relay's
- * buffer and the client side is resumed at once, so an SSE frame is on its
+ * buffer and the client side is woken at once, so an SSE frame is on its
  * way to the client within one turn. A relay buffering more than HIGH_WATER
  * bytes for a slow client pauses its transfer until the client side drains
  * it below LOW_WATER.
@@ -34,11 +38,10 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "../util/cleanup.h"
-#include "internal.h"
+#include "upstream.h"
 
 #define HIGH_WATER (256 * 1024)
 #define WHOLE_MAX (64 * 1024)
@@ -61,19 +64,16 @@ void relay_unref(struct relay *r)
 	free(r);
 }
 
-void relay_wake(struct relay *r)
+/* Tell the client side that r's state changed (r->mu held). */
+static void wake(struct relay *r)
 {
-	if (r->suspended && !r->detached) {
-		r->suspended = false;
-		MHD_resume_connection(r->conn);
-		/* MHD in external mode has no wake-up channel: the loop runs it */
-		r->w->mhd_kick = true;
-	}
+	if (r->wake)
+		r->wake(r);
 }
 
 /* Queue r for the loop. Every queue entry holds a reference (for q_new it
  * is the upstream side's own), dropped once handled. */
-static void push(struct worker *w, struct relay ***q, size_t *n, size_t *a, struct relay *r,
+static void push(struct upstream *u, struct relay ***q, size_t *n, size_t *a, struct relay *r,
 		 bool ref)
 {
 	if (ref) {
@@ -81,59 +81,48 @@ static void push(struct worker *w, struct relay ***q, size_t *n, size_t *a, stru
 		r->refs++;
 		pthread_mutex_unlock(&r->mu);
 	}
-	pthread_mutex_lock(&w->up.qmu);
+	pthread_mutex_lock(&u->qmu);
 	if (*n == *a) {
 		*a = *a ? *a * 2 : 16;
 		*q = xrealloc(*q, *a * sizeof(**q));
 	}
 	(*q)[(*n)++] = r;
-	pthread_mutex_unlock(&w->up.qmu);
-	upstream_wake(w);
+	pthread_mutex_unlock(&u->qmu);
+	worker_wake(u->w);
 }
 
-void upstream_wake(struct worker *w)
-{
-	if (worker_on_loop(w))
-		return; /* the loop looks at its queues before it waits */
-	uint64_t one = 1;
-	ssize_t n = write(w->up.wake_fd, &one, sizeof(one));
-	(void)n; /* EAGAIN: the counter is already non-zero, a wake-up is pending */
-}
+static void start_relay(struct upstream *u, struct relay *r);
 
-static void start_relay(struct worker *w, struct relay *r);
-
-void upstream_submit(struct worker *w, struct relay *r)
+void upstream_submit(struct upstream *u, struct relay *r)
 {
-	if (worker_on_loop(w)) /* from MHD's callback on the same loop: start at once */
-		start_relay(w, r);
+	if (worker_on_loop(u->w)) /* from MHD's callback on the same loop: start at once */
+		start_relay(u, r);
 	else
-		push(w, &w->up.q_new, &w->up.n_new, &w->up.a_new, r, false);
+		push(u, &u->q_new, &u->n_new, &u->a_new, r, false);
 }
 
-void upstream_cancel(struct worker *w, struct relay *r)
+void upstream_cancel(struct upstream *u, struct relay *r)
 {
-	push(w, &w->up.q_cancel, &w->up.n_cancel, &w->up.a_cancel, r, true);
+	push(u, &u->q_cancel, &u->n_cancel, &u->a_cancel, r, true);
 }
 
-void upstream_unpause(struct worker *w, struct relay *r)
+void upstream_unpause(struct upstream *u, struct relay *r)
 {
-	push(w, &w->up.q_unpause, &w->up.n_unpause, &w->up.a_unpause, r, true);
+	push(u, &u->q_unpause, &u->n_unpause, &u->a_unpause, r, true);
 }
 
-void upstream_cancel_all(struct worker *w)
+void upstream_cancel_all(struct upstream *u)
 {
-	pthread_mutex_lock(&w->up.qmu);
-	w->up.cancel_all = true;
-	pthread_mutex_unlock(&w->up.qmu);
-	upstream_wake(w);
+	pthread_mutex_lock(&u->qmu);
+	u->cancel_all = true;
+	pthread_mutex_unlock(&u->qmu);
+	worker_wake(u->w);
 }
 
-void upstream_request_stop(struct worker *w)
+void upstream_poll_now(struct upstream *u)
 {
-	pthread_mutex_lock(&w->up.qmu);
-	w->up.stop = true;
-	pthread_mutex_unlock(&w->up.qmu);
-	upstream_wake(w);
+	u->next_health = 0;
+	worker_wake(u->w);
 }
 
 /* Header lines: at the blank line ending a final (non-1xx) response, the
@@ -164,7 +153,7 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
 	 * frame, so nothing waits on its parts) */
 	r->whole = cl >= 0 && cl <= WHOLE_MAX && !(ct && !strncmp(ct, "text/event-stream", 17));
 	if (!r->whole || cl == 0)
-		relay_wake(r);
+		wake(r);
 	pthread_mutex_unlock(&r->mu);
 	return len;
 }
@@ -190,7 +179,7 @@ static size_t on_data(char *p, size_t size, size_t n, void *ud)
 	}
 	int rc = buf_add(&r->data, p, len);
 	if (!r->whole || (long long)r->data.len >= r->content_length)
-		relay_wake(r);
+		wake(r);
 	pthread_mutex_unlock(&r->mu);
 	return rc < 0 ? 0 : len;
 }
@@ -216,9 +205,8 @@ static void slot_add(struct upstream *u, struct relay *r)
 	u->n_active++;
 }
 
-static void start_relay(struct worker *w, struct relay *r)
+static void start_relay(struct upstream *u, struct relay *r)
 {
-	struct upstream *u = &w->up;
 	CURL *e = r->easy;
 	curl_easy_setopt(e, CURLOPT_PRIVATE, r);
 	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
@@ -241,9 +229,8 @@ static void start_relay(struct worker *w, struct relay *r)
 
 /* The transfer of r is over (done, failed or cancelled): take it out of
  * the multi handle and drop the upstream side's reference. */
-static void end_relay(struct worker *w, struct relay *r, CURLcode result)
+static void end_relay(struct upstream *u, struct relay *r, CURLcode result)
 {
-	struct upstream *u = &w->up;
 	if (!u->slots[r->slot] || u->slots[r->slot] != r)
 		return; /* already ended */
 	curl_multi_remove_handle(u->multi, r->easy);
@@ -255,7 +242,7 @@ static void end_relay(struct worker *w, struct relay *r, CURLcode result)
 		epoll_ctl(u->epfd, EPOLL_CTL_DEL, r->client_fd, NULL);
 	r->done = true;
 	r->result = result;
-	relay_wake(r);
+	wake(r);
 	pthread_mutex_unlock(&r->mu);
 	relay_unref(r);
 }
@@ -266,17 +253,15 @@ static size_t discard(char *p, size_t s, size_t n, void *ud)
 	return s * n;
 }
 
-static void health_poll(struct worker *w, double now)
+static void health_poll(struct upstream *u, double now)
 {
-	struct gateway *g = w->g;
-	struct upstream *u = &w->up;
-	struct gw_config *c = gw_live_get(&g->live);
+	struct gw_config *c = gw_live_get(u->sh->live);
 	for (int i = 0; i < ROLE__COUNT; i++) {
 		struct health_xfer *h = &u->health[i];
 		if (h->easy)
 			continue;
 		if (!c->roles[i].feasible) {
-			__atomic_store_n(&g->ready[i], false, __ATOMIC_RELAXED);
+			__atomic_store_n(&u->sh->ready[i], false, __ATOMIC_RELAXED);
 			continue;
 		}
 		h->kind = XFER_HEALTH;
@@ -295,48 +280,46 @@ static void health_poll(struct worker *w, double now)
 	gw_config_unref(c);
 }
 
-static void health_done(struct worker *w, struct health_xfer *h, CURLcode res)
+static void health_done(struct upstream *u, struct health_xfer *h, CURLcode res)
 {
-	struct gateway *g = w->g;
 	long code = 0;
 	curl_easy_getinfo(h->easy, CURLINFO_RESPONSE_CODE, &code);
 	bool up = res == CURLE_OK && code == 200;
-	bool was = __atomic_exchange_n(&g->ready[h->role], up, __ATOMIC_RELAXED);
-	curl_multi_remove_handle(w->up.multi, h->easy);
+	bool was = __atomic_exchange_n(&u->sh->ready[h->role], up, __ATOMIC_RELAXED);
+	curl_multi_remove_handle(u->multi, h->easy);
 	curl_easy_cleanup(h->easy);
 	h->easy = NULL;
 	if (was != up)
-		gw_log_json(&g->log, json_pack("{s:s, s:s, s:b}", "event", "health", "role",
+		gw_log_json(u->sh->log, json_pack("{s:s, s:s, s:b}", "event", "health", "role",
 					 role_name((enum role_id)h->role), "ready", up));
 }
 
-static void pressure_tick(struct worker *w)
+static void pressure_tick(struct upstream *u)
 {
-	struct gw_pressure *p = &w->up.pressure;
+	struct gw_pressure *p = &u->pressure;
 	gw_pressure_sample(p);
 	int s = p->swap_pct < 0 ? -1 : (int)(p->swap_pct * 100);
 	int io = p->iowait_pct < 0 ? -1 : (int)(p->iowait_pct * 100);
-	__atomic_store_n(&w->g->swap_x100, s, __ATOMIC_RELAXED);
-	__atomic_store_n(&w->g->iowait_x100, io, __ATOMIC_RELAXED);
+	__atomic_store_n(&u->sh->swap_x100, s, __ATOMIC_RELAXED);
+	__atomic_store_n(&u->sh->iowait_x100, io, __ATOMIC_RELAXED);
 }
 
 /* Take the queues; start new relays, cancel detached ones, unpause. */
-static bool drain_queues(struct worker *w)
+static bool drain_queues(struct upstream *u)
 {
-	struct upstream *u = &w->up;
 	pthread_mutex_lock(&u->qmu);
 	struct relay **nw = u->q_new, **cc = u->q_cancel, **up = u->q_unpause;
 	size_t nn = u->n_new, nc = u->n_cancel, nu = u->n_unpause;
 	u->q_new = u->q_cancel = u->q_unpause = NULL;
 	u->n_new = u->n_cancel = u->n_unpause = u->a_new = u->a_cancel = u->a_unpause = 0;
-	bool stop = u->stop, all = u->cancel_all;
+	bool stop = worker_stopping(u->w), all = u->cancel_all;
 	u->cancel_all = false;
 	pthread_mutex_unlock(&u->qmu);
 	for (size_t i = 0; i < nn; i++)
-		start_relay(w, nw[i]);
+		start_relay(u, nw[i]);
 	for (size_t i = 0; i < nc; i++) {
 		if (cc[i]->slot < u->n_slots)
-			end_relay(w, cc[i], CURLE_ABORTED_BY_CALLBACK);
+			end_relay(u, cc[i], CURLE_ABORTED_BY_CALLBACK);
 		relay_unref(cc[i]);
 	}
 	for (size_t i = 0; i < nu; i++) {
@@ -358,7 +341,7 @@ static bool drain_queues(struct worker *w)
 				pthread_mutex_lock(&r->mu);
 				r->cancelled = true;
 				pthread_mutex_unlock(&r->mu);
-				end_relay(w, r, CURLE_ABORTED_BY_CALLBACK);
+				end_relay(u, r, CURLE_ABORTED_BY_CALLBACK);
 			}
 	free(nw);
 	free(cc);
@@ -366,9 +349,8 @@ static bool drain_queues(struct worker *w)
 	return stop;
 }
 
-static void client_events(struct worker *w)
+static void client_events(struct upstream *u)
 {
-	struct upstream *u = &w->up;
 	struct epoll_event ev[64];
 	int n = epoll_wait(u->epfd, ev, 64, 0);
 	for (int i = 0; i < n; i++) {
@@ -380,13 +362,12 @@ static void client_events(struct worker *w)
 		pthread_mutex_lock(&r->mu);
 		r->client_gone = true;
 		pthread_mutex_unlock(&r->mu);
-		end_relay(w, r, CURLE_ABORTED_BY_CALLBACK);
+		end_relay(u, r, CURLE_ABORTED_BY_CALLBACK);
 	}
 }
 
-static void stall_scan(struct worker *w, double now)
+static void stall_scan(struct upstream *u, double now)
 {
-	struct upstream *u = &w->up;
 	for (size_t i = 0; i < u->n_slots; i++) {
 		struct relay *r = u->slots[i];
 		if (!r || r->paused || now - r->t_last_rx < r->read_timeout_s * 1000.0)
@@ -394,7 +375,7 @@ static void stall_scan(struct worker *w, double now)
 		pthread_mutex_lock(&r->mu);
 		r->stalled = true;
 		pthread_mutex_unlock(&r->mu);
-		end_relay(w, r, CURLE_OPERATION_TIMEDOUT);
+		end_relay(u, r, CURLE_OPERATION_TIMEDOUT);
 	}
 }
 
@@ -405,18 +386,18 @@ static int on_socket(CURL *e, curl_socket_t s, int what, void *ud, void *sockp)
 	(void)e;
 	struct upstream *u = ud;
 	if (what == CURL_POLL_REMOVE) {
-		epoll_ctl(u->loop_fd, EPOLL_CTL_DEL, s, NULL);
+		epoll_ctl(u->w->loop_fd, EPOLL_CTL_DEL, s, NULL);
 		return 0;
 	}
 	struct epoll_event ev = { .events = (what & CURL_POLL_IN ? EPOLLIN : 0u) |
 					    (what & CURL_POLL_OUT ? EPOLLOUT : 0u),
 				  .data.u64 = (uint64_t)s };
 	if (!sockp) {
-		if (epoll_ctl(u->loop_fd, EPOLL_CTL_ADD, s, &ev) < 0 && errno == EEXIST)
-			epoll_ctl(u->loop_fd, EPOLL_CTL_MOD, s, &ev);
+		if (epoll_ctl(u->w->loop_fd, EPOLL_CTL_ADD, s, &ev) < 0 && errno == EEXIST)
+			epoll_ctl(u->w->loop_fd, EPOLL_CTL_MOD, s, &ev);
 		curl_multi_assign(u->multi, s, u);
-	} else if (epoll_ctl(u->loop_fd, EPOLL_CTL_MOD, s, &ev) < 0 && errno == ENOENT) {
-		epoll_ctl(u->loop_fd, EPOLL_CTL_ADD, s, &ev);
+	} else if (epoll_ctl(u->w->loop_fd, EPOLL_CTL_MOD, s, &ev) < 0 && errno == ENOENT) {
+		epoll_ctl(u->w->loop_fd, EPOLL_CTL_ADD, s, &ev);
 	}
 	return 0;
 }
@@ -430,27 +411,32 @@ static int on_timer(CURLM *m, long timeout_ms, void *ud)
 	return 0;
 }
 
-void upstream_finished(struct worker *w)
+/* Collect finished transfers (after events were handed to libcurl). */
+static void finished(struct upstream *u)
 {
 	CURLMsg *m;
 	int left;
-	while ((m = curl_multi_info_read(w->up.multi, &left))) {
+	while ((m = curl_multi_info_read(u->multi, &left))) {
 		if (m->msg != CURLMSG_DONE)
 			continue;
 		int *kind = NULL;
 		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&kind);
 		CURLcode res = m->data.result;
 		if (kind && *kind == XFER_HEALTH)
-			health_done(w, (struct health_xfer *)kind, res);
+			health_done(u, (struct health_xfer *)kind, res);
 		else if (kind)
-			end_relay(w, (struct relay *)kind, res);
+			end_relay(u, (struct relay *)kind, res);
 	}
 }
 
-bool upstream_turn(struct worker *w, double *next)
+/* One turn of the loop before it waits: queued work, libcurl's timer,
+ * finished transfers, worker 0's polls, the stall scan. Returns true when
+ * the worker is to stop; *next: when the loop must turn again (ms). */
+static bool turn(void *ud, double *next)
 {
-	struct upstream *u = &w->up;
-	if (drain_queues(w))
+	struct upstream *u = ud;
+	struct worker *w = u->w;
+	if (drain_queues(u))
 		return true;
 	double now = gw_now_ms();
 	if (u->timer_at >= 0 && now >= u->timer_at) {
@@ -458,16 +444,16 @@ bool upstream_turn(struct worker *w, double *next)
 		u->timer_at = -1; /* the callback may set the next one */
 		curl_multi_socket_action(u->multi, CURL_SOCKET_TIMEOUT, 0, &running);
 	}
-	upstream_finished(w);
+	finished(u);
 	now = gw_now_ms();
 	if (w->idx == 0 && now >= u->next_health)
-		health_poll(w, now);
+		health_poll(u, now);
 	if (w->idx == 0 && now >= u->next_pressure) {
-		pressure_tick(w);
+		pressure_tick(u);
 		u->next_pressure = now + 1000;
 	}
 	if (now >= u->next_stall_scan) {
-		stall_scan(w, now);
+		stall_scan(u, now);
 		u->next_stall_scan = now + 250;
 	}
 	double t = u->next_stall_scan;
@@ -479,45 +465,39 @@ bool upstream_turn(struct worker *w, double *next)
 	return false;
 }
 
-void upstream_event(struct worker *w, uint64_t tag, uint32_t e)
+/* An event of an fd added here: the disconnect watch or an engine socket. */
+static void event(void *ud, uint64_t tag, uint32_t e)
 {
-	if (tag == TAG_WAKE) {
-		uint64_t c;
-		ssize_t r = read(w->up.wake_fd, &c, sizeof(c));
-		(void)r;
-	} else if (tag == TAG_CLIENTS) {
-		client_events(w);
+	struct upstream *u = ud;
+	if (tag == TAG_CLIENTS) {
+		client_events(u);
 	} else {
 		int running;
 		int flags = (e & EPOLLIN ? CURL_CSELECT_IN : 0) | (e & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
 			    (e & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
-		curl_multi_socket_action(w->up.multi, (curl_socket_t)tag, flags, &running);
+		curl_multi_socket_action(u->multi, (curl_socket_t)tag, flags, &running);
 	}
 }
 
-static void close_fds(struct upstream *u)
+static void settle(void *ud)
 {
-	int *fds[] = { &u->epfd, &u->loop_fd, &u->wake_fd };
-	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
-		if (*fds[i] >= 0) {
-			close(*fds[i]);
-			*fds[i] = -1;
-		}
+	finished(ud);
 }
 
-int upstream_init(struct worker *w, struct err **err)
+const struct worker_ops upstream_loop_ops = { .turn = turn, .event = event, .settle = settle };
+
+int upstream_init(struct upstream *u, struct worker *w, struct upstream_shared *sh,
+		  struct err **err)
 {
-	struct upstream *u = &w->up;
+	u->w = w;
+	u->sh = sh;
 	u->epfd = epoll_create1(EPOLL_CLOEXEC);
-	u->loop_fd = epoll_create1(EPOLL_CLOEXEC);
-	u->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	struct epoll_event ew = { .events = EPOLLIN, .data.u64 = TAG_WAKE };
 	struct epoll_event ec = { .events = EPOLLIN, .data.u64 = TAG_CLIENTS };
-	if (u->epfd < 0 || u->loop_fd < 0 || u->wake_fd < 0 ||
-	    epoll_ctl(u->loop_fd, EPOLL_CTL_ADD, u->wake_fd, &ew) < 0 ||
-	    epoll_ctl(u->loop_fd, EPOLL_CTL_ADD, u->epfd, &ec) < 0) {
+	if (u->epfd < 0 || epoll_ctl(w->loop_fd, EPOLL_CTL_ADD, u->epfd, &ec) < 0) {
 		int e = errno;
-		close_fds(u);
+		if (u->epfd >= 0)
+			close(u->epfd);
+		u->epfd = -1;
 		return err_errno(err, EXIT_RUNTIME, e, "epoll/eventfd");
 	}
 	u->timer_at = -1;
@@ -533,14 +513,13 @@ int upstream_init(struct worker *w, struct err **err)
 	return 0;
 }
 
-void upstream_free(struct worker *w)
+void upstream_free(struct upstream *u)
 {
-	struct upstream *u = &w->up;
 	if (!u->multi)
 		return;
 	for (size_t i = 0; i < u->n_slots; i++)
 		if (u->slots[i])
-			end_relay(w, u->slots[i], CURLE_ABORTED_BY_CALLBACK);
+			end_relay(u, u->slots[i], CURLE_ABORTED_BY_CALLBACK);
 	for (int i = 0; i < ROLE__COUNT; i++) {
 		if (u->health[i].easy) {
 			curl_multi_remove_handle(u->multi, u->health[i].easy);
@@ -553,7 +532,7 @@ void upstream_free(struct worker *w)
 		pthread_mutex_lock(&u->q_new[i]->mu);
 		u->q_new[i]->done = true;
 		u->q_new[i]->result = CURLE_ABORTED_BY_CALLBACK;
-		relay_wake(u->q_new[i]);
+		wake(u->q_new[i]);
 		pthread_mutex_unlock(&u->q_new[i]->mu);
 		relay_unref(u->q_new[i]);
 	}
@@ -568,6 +547,7 @@ void upstream_free(struct worker *w)
 	free(u->gens);
 	curl_multi_cleanup(u->multi);
 	u->multi = NULL;
-	close_fds(u);
+	close(u->epfd);
+	u->epfd = -1;
 	pthread_mutex_destroy(&u->qmu);
 }

@@ -1,0 +1,59 @@
+/*
+ * relay.h — one client request on a worker's loop, and its relay to an
+ * engine or a peer (relay.c), with the answers the gateway queues itself
+ * (answer.c). Internal to the gateway: the layer above the engine client
+ * and below the peers' readiness (proxy.c) and the HTTP front (server.c).
+ */
+#ifndef LOBES_GATEWAY_RELAY_H
+#define LOBES_GATEWAY_RELAY_H
+
+#include "upstream.h"
+
+#define GW_RETRY_AFTER "5" /* seconds, on 503 and on 429 server_busy */
+
+enum req_state { R_READ, R_WAIT, R_RESP };
+
+struct req {
+	struct upstream *up; /* the engine side of the worker that accepted it */
+	char id[48];
+	double t0;
+	struct gw_config *cfg;
+	enum gw_endpoint ep;
+	char method[8];
+	char *path;
+	struct buf body;
+	bool too_big;
+	int role;     /* counted in role_inflight when >= 0 */
+	int log_role; /* the role named, for the access line */
+	int status;
+	size_t bytes;
+	bool alias;
+	struct relay *relay;
+	enum req_state state;
+	const char *outcome;
+};
+
+/* ---- answer.c: answers the gateway gives itself ---- */
+
+/* Queue body as q's answer; hdrs: name, value pairs ending in NULL. */
+enum MHD_Result req_answer(struct req *q, struct MHD_Connection *c, int status, const char *body,
+			   const char *ctype, const char *const *hdrs);
+/* The same with a JSON body (o is stolen). */
+enum MHD_Result req_json(struct req *q, struct MHD_Connection *c, int status, json_t *o,
+			 const char *const *hdrs);
+/* Queue an OpenAI-shaped error answer for q. */
+enum MHD_Result req_error(struct req *q, struct MHD_Connection *c, int status, const char *type,
+			  const char *code, const char *msg, const json_t *extra,
+			  const char *const *hdrs);
+/* Queue a proxy error (config_int.h) and free it. */
+enum MHD_Result req_proxy_err(struct req *q, struct MHD_Connection *c, struct proxy_err *e);
+
+/* ---- relay.c ---- */
+
+/* Build the upstream request of a routed request, hand it to the engine side
+ * of the worker and answer (or suspend) from its state. */
+enum MHD_Result relay_start(struct req *q, struct MHD_Connection *c, struct gw_route *rt);
+/* Answer from the relay's state, or suspend until it changes. */
+enum MHD_Result relay_respond(struct req *q, struct MHD_Connection *c);
+
+#endif
