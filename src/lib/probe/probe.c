@@ -6,7 +6,8 @@
  * multi handle, so they run at once and each is bounded by its own timeout.
  * Response bodies are read through a capped struct buf: a runaway answer
  * fails the probe ("body larger than ...") instead of exhausting memory.
- * Judging is split from transport so unit tests can feed bodies directly.
+ * Judging is split from transport so unit tests can feed bodies directly
+ * (probe_judge.c); the questions themselves are in probe_def.c, below both.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -20,50 +21,6 @@
 #include "probe_int.h"
 
 #define BODY_CAP ((size_t)4 << 20) /* three 8192-float embeddings fit many times over */
-
-const char *const probe_embed_inputs[3] = {
-	"The cat sat on the warm windowsill.",
-	"A cat was resting on the sunny windowsill.",
-	"Quarterly revenue exceeded analyst expectations.",
-};
-const char *const probe_rerank_query = "What is the capital of France?";
-const char *const probe_rerank_docs[N_DOCS] = {
-	"Bananas are rich in potassium and easy to digest.",
-	"Paris is the capital and largest city of France.",
-	"The Great Wall of China stretches across northern China.",
-	"Photosynthesis turns sunlight, water and carbon dioxide into sugar.",
-};
-const struct chat_probe probe_chat[ROLE__COUNT] = {
-	[ROLE_CORTEX] = { "What is the capital city of France? Reply with only the city name.",
-			  "paris", false },
-	[ROLE_SENSES] = { "What color is a cloudless daytime sky? Answer with one word.", "blue",
-			  false },
-	/* The hand is small: a fact it knows for sure, judged strictly, since a
-	 * corrupted generation may still contain the word ("Paris Paris<garbage>"). */
-	[ROLE_HAND] = { "What is the capital of France? Reply with only the city name.", "paris",
-			true },
-};
-
-const char *probe_id(enum role_id r)
-{
-	switch (r) {
-	case ROLE_CORTEX: return "chat-capital";
-	case ROLE_SENSES: return "chat-sky";
-	case ROLE_HAND: return "chat-known-answer";
-	case ROLE_EMBEDDER: return "embed-paraphrase";
-	case ROLE_RERANKER: return "rerank-order";
-	default: return "?";
-	}
-}
-
-const char *probe_kind_id(enum role_id r, enum probe_kind k)
-{
-	switch (k) {
-	case PK_TOOL_CALL: return "tool-call";
-	case PK_REASONING: return "reasoning-split";
-	default: return probe_id(r);
-	}
-}
 
 const char *probe_status_name(enum probe_status s)
 {
