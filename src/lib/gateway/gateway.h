@@ -2,22 +2,27 @@
  * gateway.h — `lobes gateway`: one OpenAI-compatible endpoint per box in
  * front of the role engines (which listen on loopback only).
  *
- * Pieces:
- *   config.c    the settings and the fleet, read from the deploy dir (.env,
- *               gateway.yaml, the key file) and data/gateway/ — an immutable,
- *               reference-counted snapshot, swapped whole on reload
- *   route.c     pure: endpoint of a method+path, role of a request body,
- *               the `model` rewrite, errors in OpenAI's shape
- *   caps.c      /capabilities, /v1/models and /health bodies
- *   pressure.c  swap and iowait sampling and the shedding decision
- *   server.c    the client side (libmicrohttpd): intake, auth, limits,
- *               local endpoints, dispatch; start, reload, drain
- *   relay.c     the relay half of the client side: the upstream request,
- *               the answer pulled from the relay buffer
- *   upstream.c  the engine side (a libcurl multi handle per worker):
- *               relays, background /health polls, client-disconnect watch
- *   worker.c    one worker loop: a thread running its own MHD daemon and
- *               its own engine side
+ * Pieces, in layers that each call only down (internal.h lists them;
+ * tools/check-calls.sh fails the tests on a call loop):
+ *   config    settings and the live snapshot: config.c (the deploy dir and
+ *             data/gateway/ as an immutable, reference-counted snapshot,
+ *             swapped whole on reload), yaml.c, peers.c (peers.h),
+ *             proxy_hop.c (a request to a peer), and the pure functions of
+ *             a snapshot: route.c (endpoint, role, the `model` rewrite,
+ *             errors in OpenAI's shape), caps.c (/capabilities, /v1/models
+ *             and /health bodies), pressure.c (swap and iowait sampling,
+ *             the shedding decision), fleet.c (the other boxes)
+ *   log       log.c: access and event lines, the clock
+ *   worker    worker.c: one loop, a thread running its own MHD daemon and,
+ *             through the callbacks it is launched with, its engine side
+ *   upstream  upstream.c: the engine client (a libcurl multi handle per
+ *             worker): relays, background /health polls, client-disconnect
+ *             watch
+ *   relay     relay.c, answer.c: the upstream request, the answer pulled
+ *             from the relay buffer, the answers the gateway gives itself
+ *   proxy     proxy.c: the readiness of roles proxied to peers
+ *   server    server.c: intake, auth, limits, local endpoints, dispatch;
+ *             start, reload, drain
  *
  * N worker loops (LOBES_GATEWAY_WORKERS; default the online CPUs, at most
  * 8) listen on the same port (SO_REUSEPORT), and one thread serves each

@@ -3,12 +3,14 @@
  * so it is unit-tested and fuzzed directly).
  *
  * The `model` field picks the role: a role name, a served checkpoint id
- * (<ROLE>_MODEL) or an alias; no `model` means the endpoint's default role
- * (the cortex for chat and completions, the embedder for embeddings, the
- * reranker for rerank and score). An infeasible role is 404 role_infeasible
- * (with hosted_by when a peer is declared), never another model; a role that
- * does not serve the endpoint is 400 naming the one that does; an unknown
- * model is 404 model_not_found listing what is served.
+ * (<ROLE>_MODEL) or an alias; no `model` means the cortex, on every
+ * endpoint (the operators' wire contract, FACTS.md "The front door"), so
+ * an embeddings, rerank or score request without one is the 400 below,
+ * naming the role that serves it. An infeasible role is 404
+ * role_infeasible (with hosted_by when a peer is declared), never another
+ * model; a role that does not serve the endpoint is 400 wrong_endpoint
+ * naming the one that does; an unknown model is 404 model_not_found
+ * listing what is served.
  *
  * The body is relayed byte for byte except the value of a top-level `model`
  * given as a checkpoint id or an alias, which is replaced by the role name:

@@ -1,18 +1,30 @@
 /*
- * server.c — the client side: one libmicrohttpd daemon per worker loop
- * (worker.c: external epoll mode, run by the loop that also runs the
- * worker's engine side), suspend/resume for everything that waits on an
- * engine. Every daemon listens on the same address and port (SO_REUSEPORT
- * when there is more than one); with port 0 the first picks the port and the
+ * server.c — the HTTP front, the top layer of the gateway (internal.h has
+ * the layers): one libmicrohttpd daemon per worker loop (worker.c: external
+ * epoll mode, run by the loop that also runs the worker's engine side,
+ * upstream.c), suspend/resume for everything that waits on an engine.
+ * Every daemon listens on the same address and port (SO_REUSEPORT when
+ * there is more than one); with port 0 the first picks the port and the
  * others bind that one.
  *
- * A request goes through: endpoint and method (404/405), the key unless the
- * route is keyless (401 + WWW-Authenticate), the body cap (413, from
- * Content-Length before reading and while reading), routing (route.c), the
- * role's concurrency cap (429 + Retry-After), the pressure policy for alias
- * requests (429 server_busy), then a relay to the engine (relay.c: the
- * upstream request, and the answer pulled from the relay buffer). Local
- * endpoints (/health, /v1/models, /capabilities) are answered here.
+ * A request goes through, in this order:
+ *   1. endpoint and method: 404 not_found, 405 (+ Allow);
+ *   2. the key, unless the route is keyless (/health, /capabilities): 401
+ *      invalid_api_key + WWW-Authenticate;
+ *   3. local endpoints (/health, /v1/models, /capabilities) are answered
+ *      here, with the roles proxied to peers (proxy.c);
+ *   4. the body cap: 413 request_too_large, from Content-Length before
+ *      reading and while reading;
+ *   5. routing (route.c; a checkpoint id a peer reported is routed by
+ *      proxy.c): 400 invalid_json/invalid_model/wrong_endpoint, 404
+ *      model_not_found/role_infeasible;
+ *   6. a role proxied to a peer that came here through a proxy hop: 508
+ *      proxy_loop;
+ *   7. the pressure policy, for alias requests only: 429 server_busy +
+ *      Retry-After: 5;
+ *   8. the role's concurrency cap: 429 concurrency_limit + Retry-After: 1;
+ *   9. the relay to the engine or the peer (relay.c: the upstream request,
+ *      and the answer pulled from the relay buffer).
  *
  * Header and URL size are bounded by MHD's per-connection memory (431/414
  * from MHD), idle connections by MHD's connection timeout. Every request
