@@ -1,6 +1,7 @@
 /*
  * deploy_int.h — the insides of deploy/ that its files share: the deploy
- * dir's commit as one atomic step, and the .env merge of init.
+ * dir's commit as one atomic step (commit.c), its backups (backups.c), the
+ * state file (state.c) and the .env merge of init (env.c).
  *
  * `init --apply` changes several files (.env, the compose files, the state
  * file, backups of the replaced ones) that only make sense together: a
@@ -28,6 +29,7 @@
 #ifndef LOBES_DEPLOY_INT_H
 #define LOBES_DEPLOY_INT_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -36,6 +38,7 @@
 #include "deploy.h"
 
 #define DEPLOY_JOURNAL ".lobes-journal"
+#define STATE_FILE ".lobes-state.json"
 #define DEPLOY_LOCK ".lobes.lock"
 /* Backups kept per file when neither --keep-backups nor LOBES_KEEP_BACKUPS
  * says otherwise. */
@@ -83,6 +86,13 @@ int deploy_txn_add(struct deploy_txn *t, const char *name, const void *data, siz
 int deploy_txn_commit(struct deploy_txn *t, struct err **err);
 /* Remove staged temps not committed; free t. */
 void deploy_txn_end(struct deploy_txn *t);
+
+/* The state file (state.c). Parse its text (NULL: there is none, *state
+ * NULL); an error names DIR/.lobes-state.json with the position. */
+int deploy_state_parse(const char *dir, const char *text, json_t **state, struct err **err);
+/* The state file's text for what lobes alone writes to .env (env: {key:
+ * value}); caller frees. */
+char *deploy_state_text(const char *profile, json_t *env);
 
 /* .env (env.c): the rendered .env text with the edited keys' lines replaced
  * by the operator's lines from old, byte for byte, and the edited keys the

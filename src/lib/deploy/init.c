@@ -13,8 +13,6 @@
 #include "../util/strv.h"
 #include "deploy_int.h"
 
-#define STATE_FILE ".lobes-state.json"
-
 /* <ROLE>_<KNOB> → role, knob; false for other keys. */
 static bool knob_key(const char *key, enum role_id *r, enum knob_id *k)
 {
@@ -147,16 +145,9 @@ int init_prepare(struct init_result *r, const struct init_opts *o, struct err **
 		return -1;
 	}
 	json_auto_t *state = NULL;
-	if (state_text) {
-		json_error_t je;
-		state = json_loads(state_text, 0, &je);
-		if (!state || !json_is_object(json_object_get(state, "env"))) {
-			env_file_free(&old);
-			return err_set(err, EXIT_CONFIG, "%s/%s:%d:%d: %s; expected the state lobes wrote "
-					 "(delete it to treat every .env value as yours)",
-				       o->dir, STATE_FILE, je.line, je.column,
-				       state ? "no 'env' object" : je.text);
-		}
+	if (deploy_state_parse(o->dir, state_text, &state, err) < 0) {
+		env_file_free(&old);
+		return -1;
 	}
 	/* A profile chosen before sticks until --profile says otherwise. */
 	const char *profile = o->profile;
@@ -298,18 +289,6 @@ out:
 	return rc;
 }
 
-static char *state_json(const struct init_result *r)
-{
-	json_auto_t *o = json_object();
-	json_object_set_new(o, "version", json_integer(1));
-	json_object_set_new(o, "profile", json_string(r->lp.plan.profile->name));
-	json_object_set(o, "env", r->lobes_env);
-	char *s = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS);
-	char *out = xasprintf("%s\n", s);
-	free(s);
-	return out;
-}
-
 int init_apply(struct init_result *r, struct err **err)
 {
 	if (!r->dir_exists) {
@@ -341,7 +320,7 @@ int init_apply(struct init_result *r, struct err **err)
 			if (fc->changed)
 				rc = deploy_txn_add(&t, fc->name, fc->new, strlen(fc->new), fc->mode, err);
 		}
-		_cleanup_free_ char *st = state_json(r);
+		_cleanup_free_ char *st = deploy_state_text(r->lp.plan.profile->name, r->lobes_env);
 		if (rc == 0)
 			rc = deploy_txn_add(&t, STATE_FILE, st, strlen(st), 0600, err);
 		if (rc == 0)
