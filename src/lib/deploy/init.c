@@ -109,100 +109,105 @@ static char *mask_env(const char *text)
 	return buf_take(&b);
 }
 
-int init_prepare(struct init_result *r, const struct init_opts *o, struct err **err)
+/* What init finds in the deploy dir before it renders. */
+struct init_old {
+	char *env_text; /* .env as committed; NULL: none */
+	size_t env_len;
+	struct env_file env;
+	json_t *state;  /* the state file; NULL: none */
+};
+
+static void init_old_free(struct init_old *old)
 {
-	memset(r, 0, sizeof(*r));
-	r->lock_fd = -1;
-	r->keep_backups = -1;
-	r->dir = xstrdup(o->dir);
+	free(old->env_text);
+	env_file_free(&old->env);
+	json_decref(old->state);
+	memset(old, 0, sizeof(*old));
+}
+
+/* A writer locks the dir, then finishes or rolls back a killed commit
+ * before it reads anything; a dry run only reads (deploy_int.h). Then what
+ * is there now: .env, the number of backups to keep, the state file. */
+static int read_dir(struct init_result *r, const struct init_opts *o, struct init_old *old,
+		    struct err **err)
+{
 	if (fs_exists(o->dir) && !fs_is_dir(o->dir))
 		return err_set(err, EXIT_CONFIG, "deploy dir '%s' is a file; expected a directory", o->dir);
 	r->dir_exists = fs_is_dir(o->dir);
-	/* A writer locks the dir, then finishes or rolls back a killed commit
-	 * before it reads anything. A dry run only reads (deploy_int.h). */
 	if (o->apply && r->dir_exists) {
 		r->lock_fd = deploy_lock(o->dir, err);
 		if (r->lock_fd < 0 || deploy_recover(o->dir, managed_files, -1, err) < 0)
 			return -1;
 	}
-	/* What is there now. */
 	if (r->dir_exists && refuse_links(o->dir, managed_files, err) < 0)
 		return -1;
-	size_t old_env_len = 0;
-	_cleanup_free_ char *old_env_text =
-		r->dir_exists ? read_opt(o->dir, ".env", &old_env_len, err) : NULL;
-	if (r->dir_exists && !old_env_text && err && *err)
+	old->env_text = r->dir_exists ? read_opt(o->dir, ".env", &old->env_len, err) : NULL;
+	if (r->dir_exists && !old->env_text && err && *err)
 		return -1;
 	_cleanup_free_ char *state_text = r->dir_exists ? read_opt(o->dir, STATE_FILE, NULL, err) : NULL;
 	if (r->dir_exists && !state_text && err && *err)
 		return -1;
-	struct env_file old = { 0 };
-	if (old_env_text && env_parse_len(old_env_text, old_env_len, ".env", &old, err) < 0)
+	if (old->env_text && env_parse_len(old->env_text, old->env_len, ".env", &old->env, err) < 0)
 		return err_wrap(err, "deploy dir '%s'", o->dir);
-	r->keep_backups = keep_backups(o, &old, err);
-	if (r->keep_backups < 0) {
-		env_file_free(&old);
+	r->keep_backups = keep_backups(o, &old->env, err);
+	if (r->keep_backups < 0)
 		return -1;
-	}
-	json_auto_t *state = NULL;
-	if (deploy_state_parse(o->dir, state_text, &state, err) < 0) {
-		env_file_free(&old);
+	return deploy_state_parse(o->dir, state_text, &old->state, err);
+}
+
+/* What lobes itself would write to .env for the plan, into now: {key: value}. */
+static int lobes_env(const struct plan *p, const struct fleet_template *t, json_t *now,
+		     struct err **err)
+{
+	struct render_out ro0;
+	if (render_fleet(p, t, &ro0, err) < 0)
 		return -1;
-	}
-	/* A profile chosen before sticks until --profile says otherwise. */
-	const char *profile = o->profile;
-	if (!profile && env_get(&old, "LOBES_PROFILE") && !strv_has(o->reset, "LOBES_PROFILE")) {
-		profile = env_get(&old, "LOBES_PROFILE");
-		r->profile_from_dir = true;
-	}
-	json_t *last = json_object_get(state, "env");
-	/* What lobes itself would write now, without any operator edit: the
-	 * reference for "lobes would write" and for the state file. Without a
-	 * state file, every value that differs from it counts as the operator's. */
-	json_t *now = json_object();
-	r->lobes_env = now;
-	struct fleet_template t;
-	if (loaded_plan_init(&r->lp, o->dir, profile, err) < 0 || fleet_template_load(&t, err) < 0) {
-		env_file_free(&old);
-		return -1;
-	}
-	{
-		struct render_out ro0;
-		if (render_fleet(&r->lp.plan, &t, &ro0, err) < 0) {
-			fleet_template_free(&t);
-			env_file_free(&old);
-			return -1;
-		}
-		struct env_file e0 = { 0 };
-		if (env_parse(render_out_get(&ro0, ".env")->data, ".env", &e0, NULL) == 0)
-			for (size_t i = 0; i < e0.n; i++)
-				json_object_set_new(now, e0.e[i].key, json_string(e0.e[i].value));
-		env_file_free(&e0);
-		render_out_free(&ro0);
-	}
-	if (!state)
-		last = now;
-	/* --reset names a key of .env or of the render; anything else is a typo
-	 * that would otherwise be ignored without a word. */
+	struct env_file e0 = { 0 };
+	if (env_parse(render_out_get(&ro0, ".env")->data, ".env", &e0, NULL) == 0)
+		for (size_t i = 0; i < e0.n; i++)
+			json_object_set_new(now, e0.e[i].key, json_string(e0.e[i].value));
+	env_file_free(&e0);
+	render_out_free(&ro0);
+	return 0;
+}
+
+/* --reset names a key of .env or of the render; anything else is a typo
+ * that would otherwise be ignored without a word. */
+static int check_resets(const struct init_opts *o, const struct env_file *old, json_t *now,
+			struct err **err)
+{
 	for (char *const *k = o->reset; k && *k; k++)
-		if (!env_get(&old, *k) && !json_object_get(now, *k)) {
-			fleet_template_free(&t);
-			env_file_free(&old);
+		if (!env_get(old, *k) && !json_object_get(now, *k))
 			return err_set(err, EXIT_USAGE, "--reset: no such key '%s' in %s/.env or in the "
 					 "render; expected a key of .env (e.g. CORTEX_MAX_MODEL_LEN)", *k, o->dir);
-		}
-	/* Operator edits: keys whose value differs from what lobes last wrote. */
-	char **edited = NULL;
-	struct override *ov = NULL;
-	size_t n_ov = 0;
-	char **where = NULL;
-	int rc = -1;
-	/* before the first goto: the cleanup must never see it uninitialised */
-	_cleanup_buf_ struct buf diff;
-	buf_init(&diff, 0);
-	for (size_t i = 0; i < old.n; i++) {
-		const struct env_entry *e = &old.e[i];
-		if (env_entry_get(&old, e->key) != e)
+	return 0;
+}
+
+/* The operator's edits: the keys, and the knob keys among them as plan
+ * overrides (where: their .env lines). */
+struct edits {
+	char **keys;
+	struct override *ov;
+	size_t n_ov;
+	char **where;
+};
+
+static void edits_free(struct edits *ed)
+{
+	strv_free(ed->keys);
+	strv_free(ed->where);
+	free(ed->ov);
+	memset(ed, 0, sizeof(*ed));
+}
+
+/* Operator edits: keys whose value differs from what lobes last wrote
+ * (last); the ones --reset names are dropped (r->reset). */
+static int operator_edits(struct init_result *r, const struct init_opts *o,
+			  const struct env_file *old, json_t *last, struct edits *ed, struct err **err)
+{
+	for (size_t i = 0; i < old->n; i++) {
+		const struct env_entry *e = &old->e[i];
+		if (env_entry_get(old, e->key) != e)
 			continue;
 		const char *was = json_string_value(json_object_get(last, e->key));
 		if (last && was && strcmp(was, e->value) == 0)
@@ -211,42 +216,34 @@ int init_prepare(struct init_result *r, const struct init_opts *o, struct err **
 			strv_push(&r->reset, e->key);
 			continue;
 		}
-		strv_push(&edited, e->key);
+		strv_push(&ed->keys, e->key);
 		enum role_id role;
 		enum knob_id knob;
-		if (knob_key(e->key, &role, &knob)) {
-			char *canon = NULL;
-			const char *expect = NULL;
-			if (knob_canon(knob, e->value, &canon, &expect) < 0) {
-				err_set(err, EXIT_CONFIG, "%s/.env:%d:%zu: %s=%s is not valid; expected %s",
-					o->dir, e->line, strlen(e->key) + 2, e->key, e->value, expect);
-				goto out;
-			}
-			free(canon);
-			ov = xrealloc(ov, (n_ov + 1) * sizeof(*ov));
-			_cleanup_free_ char *w = xasprintf(".env:%d %s (operator edit)", e->line, e->key);
-			strv_push(&where, w);
-			ov[n_ov++] = (struct override){ role, knob, e->value, NULL };
-		}
+		if (!knob_key(e->key, &role, &knob))
+			continue;
+		char *canon = NULL;
+		const char *expect = NULL;
+		if (knob_canon(knob, e->value, &canon, &expect) < 0)
+			return err_set(err, EXIT_CONFIG, "%s/.env:%d:%zu: %s=%s is not valid; expected %s",
+				       o->dir, e->line, strlen(e->key) + 2, e->key, e->value, expect);
+		free(canon);
+		ed->ov = xrealloc(ed->ov, (ed->n_ov + 1) * sizeof(*ed->ov));
+		_cleanup_free_ char *w = xasprintf(".env:%d %s (operator edit)", e->line, e->key);
+		strv_push(&ed->where, w);
+		ed->ov[ed->n_ov++] = (struct override){ role, knob, e->value, NULL };
 	}
-	for (size_t i = 0; i < n_ov; i++)
-		ov[i].where = where[i];
-	/* The same facts and knowledge, resolved again with the operator's edits. */
-	if (loaded_plan_reresolve(&r->lp, profile, ov, n_ov, err) < 0)
-		goto out;
-	struct render_out ro;
-	if (render_fleet(&r->lp.plan, &t, &ro, err) < 0)
-		goto out;
-	/* The render with the operator's knob edits, for the merge. */
-	struct env_file renv = { 0 };
-	const struct render_file *ef = render_out_get(&ro, ".env");
-	if (env_parse(ef->data, ".env (rendered)", &renv, err) < 0) {
-		render_out_free(&ro);
-		goto out;
-	}
+	for (size_t i = 0; i < ed->n_ov; i++)
+		ed->ov[i].where = ed->where[i];
+	return 0;
+}
+
+/* The edited values that differ from what lobes alone would write (now). */
+static void kept_values(struct init_result *r, char **edited, json_t *now,
+			const struct env_file *old)
+{
 	for (char **k = edited; k && *k; k++) {
 		const char *lobes = json_string_value(json_object_get(now, *k));
-		const char *yours = env_get(&old, *k);
+		const char *yours = env_get(old, *k);
 		if (lobes && strcmp(lobes, yours) == 0)
 			continue;
 		r->kept = xrealloc(r->kept, (r->n_kept + 1) * sizeof(*r->kept));
@@ -254,20 +251,27 @@ int init_prepare(struct init_result *r, const struct init_opts *o, struct err **
 							    lobes ? xstrdup(lobes) : NULL,
 							    env_key_is_secret(*k) };
 	}
-	for (size_t i = 0; i < ro.n; i++) {
+}
+
+/* Each rendered file (the .env merged with the operator's lines) against
+ * the dir's, and their diff, secrets masked. */
+static int file_changes(struct init_result *r, const struct init_opts *o,
+			const struct render_out *ro, const struct init_old *old, char **edited,
+			const struct env_file *renv, struct err **err)
+{
+	_cleanup_buf_ struct buf diff;
+	buf_init(&diff, 0);
+	for (size_t i = 0; i < ro->n; i++) {
 		struct file_change *fc = &r->files[r->n_files++];
-		fc->name = xstrdup(ro.files[i].name);
-		fc->mode = ro.files[i].mode;
+		fc->name = xstrdup(ro->files[i].name);
+		fc->mode = ro->files[i].mode;
 		fc->new = strcmp(fc->name, ".env") == 0
-				  ? env_merge(ro.files[i].data, &old, edited, &renv)
-				  : xstrdup(ro.files[i].data);
-		fc->old = strcmp(fc->name, ".env") == 0 && old_env_text ? xstrdup(old_env_text)
+				  ? env_merge(ro->files[i].data, &old->env, edited, renv)
+				  : xstrdup(ro->files[i].data);
+		fc->old = strcmp(fc->name, ".env") == 0 && old->env_text ? xstrdup(old->env_text)
 			  : r->dir_exists ? read_opt(o->dir, fc->name, NULL, err) : NULL;
-		if (!fc->old && err && *err) {
-			env_file_free(&renv);
-			render_out_free(&ro);
-			goto out;
-		}
+		if (!fc->old && err && *err)
+			return -1;
 		fc->changed = !fc->old || strcmp(fc->old, fc->new) != 0;
 		r->changed |= fc->changed;
 		_cleanup_free_ char *ma = strcmp(fc->name, ".env") == 0 ? mask_env(fc->old) : NULL;
@@ -276,16 +280,76 @@ int init_prepare(struct init_result *r, const struct init_opts *o, struct err **
 		_cleanup_free_ char *lb = xasprintf("b/%s", fc->name);
 		diff_unified(ma ? ma : fc->old, mb ? mb : fc->new, la, lb, &diff);
 	}
+	r->diff = buf_take(&diff);
+	return 0;
+}
+
+/* The same facts and knowledge, resolved again with the operator's edits,
+ * rendered, and compared with the dir. */
+static int render_with_edits(struct init_result *r, const struct init_opts *o,
+			     const struct fleet_template *t, const char *profile,
+			     const struct init_old *old, const struct edits *ed, struct err **err)
+{
+	if (loaded_plan_reresolve(&r->lp, profile, ed->ov, ed->n_ov, err) < 0)
+		return -1;
+	struct render_out ro;
+	if (render_fleet(&r->lp.plan, t, &ro, err) < 0)
+		return -1;
+	/* The render with the operator's knob edits, for the merge. */
+	struct env_file renv = { 0 };
+	const struct render_file *ef = render_out_get(&ro, ".env");
+	if (env_parse(ef->data, ".env (rendered)", &renv, err) < 0) {
+		render_out_free(&ro);
+		return -1;
+	}
+	kept_values(r, ed->keys, r->lobes_env, &old->env);
+	int rc = file_changes(r, o, &ro, old, ed->keys, &renv, err);
 	env_file_free(&renv);
 	render_out_free(&ro);
-	r->diff = buf_take(&diff);
-	rc = 0;
+	return rc;
+}
+
+int init_prepare(struct init_result *r, const struct init_opts *o, struct err **err)
+{
+	memset(r, 0, sizeof(*r));
+	r->lock_fd = -1;
+	r->keep_backups = -1;
+	r->dir = xstrdup(o->dir);
+	struct init_old old = { 0 };
+	if (read_dir(r, o, &old, err) < 0) {
+		init_old_free(&old);
+		return -1;
+	}
+	/* A profile chosen before sticks until --profile says otherwise. */
+	const char *profile = o->profile;
+	if (!profile && env_get(&old.env, "LOBES_PROFILE") && !strv_has(o->reset, "LOBES_PROFILE")) {
+		profile = env_get(&old.env, "LOBES_PROFILE");
+		r->profile_from_dir = true;
+	}
+	json_t *last = json_object_get(old.state, "env");
+	/* What lobes itself would write now, without any operator edit: the
+	 * reference for "lobes would write" and for the state file. Without a
+	 * state file, every value that differs from it counts as the operator's. */
+	json_t *now = json_object();
+	r->lobes_env = now;
+	struct fleet_template t;
+	if (loaded_plan_init(&r->lp, o->dir, profile, err) < 0 || fleet_template_load(&t, err) < 0) {
+		init_old_free(&old);
+		return -1;
+	}
+	struct edits ed = { 0 };
+	int rc = -1;
+	if (lobes_env(&r->lp.plan, &t, now, err) < 0)
+		goto out;
+	if (!old.state)
+		last = now;
+	if (check_resets(o, &old.env, now, err) < 0 || operator_edits(r, o, &old.env, last, &ed, err) < 0)
+		goto out;
+	rc = render_with_edits(r, o, &t, profile, &old, &ed, err);
 out:
 	fleet_template_free(&t);
-	strv_free(edited);
-	strv_free(where);
-	free(ov);
-	env_file_free(&old);
+	edits_free(&ed);
+	init_old_free(&old);
 	return rc;
 }
 
