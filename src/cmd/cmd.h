@@ -87,5 +87,6 @@ CMD(status);
 CMD(probe);
 CMD(doctor);
 CMD(gateway);
+CMD(bench);
 
 #endif

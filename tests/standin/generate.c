@@ -13,7 +13,11 @@
  *    with vLLM's message; with them the toy calls the tool the prompt asks
  *    for (finish_reason "tool_calls", arguments a JSON string, no content);
  *  - "stream": true: the reply becomes SSE frames (role, one per word,
- *    the finish, usage when asked, [DONE]) that http.c sends spaced in time.
+ *    the finish, usage when asked, [DONE]) that http.c sends spaced in time;
+ *    a completion stream carries its finish reason on its last word;
+ *  - completions: "ignore_eos": true runs the output to exactly max_tokens
+ *    words (vLLM's sampling parameter; the load generator relies on it);
+ *    "prompt_logprobs": k adds the toy distributions of logprob.c.
  * max_tokens counts words of the whole output, thinking included.
  */
 #include <ctype.h>
@@ -274,7 +278,7 @@ void api_chat(struct reply *r, json_t *req)
 		if (!strcmp(role, "user"))
 			snprintf(prompt, sizeof prompt, "%s", text);
 	}
-	if ((limit = max_tokens(r, req)) < 0)
+	if ((limit = max_tokens(r, req)) < 0 || injected_503(r))
 		return;
 	if ((S->fault == FAULT_CORRUPT_THEN_DIE && ++chat_requests >= 2) ||
 	    S->fault == FAULT_MTP_NO_KERNEL)
@@ -333,8 +337,9 @@ void api_chat(struct reply *r, json_t *req)
 		}
 		reply_frame(r, chunk(r->id, created, "chat.completion.chunk",
 				     delta_choice(json_object(), finish)));
+		maybe_cut(r);
 		if (include_usage(req))
-			reply_frame(r, json_pack("{s:s, s:s, s:i, s:s, s:[], s:o}", "id", r->id, "object",
+			reply_frame_now(r, json_pack("{s:s, s:s, s:i, s:s, s:[], s:o}", "id", r->id, "object",
 						 "chat.completion.chunk", "created", (json_int_t)created,
 						 "model", S->served_name, "choices", "usage",
 						 usage(prompt_tokens, completion_tokens)));
@@ -355,13 +360,96 @@ void api_chat(struct reply *r, json_t *req)
 
 /* ---- completions -------------------------------------------------------- */
 
+/* Exactly n words (n tokens: no punctuation), cycling the words of text
+ * (vLLM's ignore_eos: the output runs to max_tokens). Caller frees. */
+static char *fill_words(const char *text, long n)
+{
+	size_t cap = (size_t)n * 34 + 1;
+	char *out = malloc(cap), *o = out;
+	const char *p = text;
+
+	if (!out)
+		abort();
+	for (long i = 0; i < n; i++) {
+		size_t len;
+		for (int pass = 0; pass < 2; pass++) {
+			while (*p && !isalnum((unsigned char)*p))
+				p++;
+			if (*p)
+				break;
+			p = text;
+		}
+		if (!*p)
+			p = "word";
+		for (len = 0; isalnum((unsigned char)p[len]) && len < 32; len++)
+			;
+		o += snprintf(o, cap - (size_t)(o - out), "%s%.*s", i ? " " : "", (int)len, p);
+		p += len;
+		while (isalnum((unsigned char)*p))
+			p++;
+	}
+	*o = '\0';
+	return out;
+}
+
+/* prompt_logprobs: -2 absent, -1 invalid (400 queued), else k. */
+static int prompt_logprobs_k(struct reply *r, json_t *req)
+{
+	json_t *v = json_object_get(req, "prompt_logprobs");
+
+	if (!v || json_is_null(v))
+		return -2;
+	if (!json_is_integer(v) || json_integer_value(v) < -1) {
+		reply_error(r, 400, "prompt_logprobs", "prompt_logprobs must be a non-negative integer");
+		return -1;
+	}
+	if (json_integer_value(v) > 20) {
+		char msg[128];
+		snprintf(msg, sizeof msg,
+			 "Requested prompt logprobs of %lld, which is greater than max allowed: 20",
+			 (long long)json_integer_value(v));
+		reply_error(r, 400, "prompt_logprobs", msg);
+		return -1;
+	}
+	return (int)json_integer_value(v);
+}
+
+/* The streamed frames of one completion choice: one per word, the finish
+ * reason on the last (as vLLM sends it). */
+static void completion_frames(struct reply *r, long created, size_t index, const char *text,
+			      const char *finish)
+{
+	char *copy = strdup(text), *save = NULL, *w, *next, piece[512];
+	bool first = true;
+
+	if (!copy)
+		abort();
+	w = strtok_r(copy, " ", &save);
+	if (!w)
+		reply_frame(r, chunk(r->id, created, "text_completion",
+				     json_pack("{s:i, s:s, s:n, s:s, s:n}", "index", (json_int_t)index,
+					       "text", "", "logprobs", "finish_reason", finish,
+					       "stop_reason")));
+	for (; w; w = next) {
+		next = strtok_r(NULL, " ", &save);
+		snprintf(piece, sizeof piece, "%s%s", first ? "" : " ", w);
+		first = false;
+		reply_frame(r, chunk(r->id, created, "text_completion",
+				     json_pack("{s:i, s:s, s:n, s:o, s:n}", "index", (json_int_t)index,
+					       "text", piece, "logprobs", "finish_reason",
+					       next ? json_null() : json_string(finish),
+					       "stop_reason")));
+	}
+	free(copy);
+}
+
 void api_completions(struct reply *r, json_t *req)
 {
 	json_t *prompt = json_object_get(req, "prompt"), *prompts, *item, *choices;
 	long created = (long)time(NULL), limit;
-	int prompt_tokens = 0, completion_tokens = 0;
-	char text[4096];
+	int prompt_tokens = 0, completion_tokens = 0, plk;
 	bool stream = json_is_true(json_object_get(req, "stream"));
+	bool ignore_eos = json_is_true(json_object_get(req, "ignore_eos"));
 	size_t i;
 
 	if (S->task != TASK_GENERATE)
@@ -375,7 +463,8 @@ void api_completions(struct reply *r, json_t *req)
 		prompts = json_incref(prompt);
 	else
 		return reply_error(r, 400, "prompt", "prompt: a string or a non-empty list of strings");
-	if ((limit = max_tokens(r, req)) < 0) {
+	if ((limit = max_tokens(r, req)) < 0 || (plk = prompt_logprobs_k(r, req)) == -1 ||
+	    injected_503(r)) {
 		json_decref(prompts);
 		return;
 	}
@@ -387,46 +476,47 @@ void api_completions(struct reply *r, json_t *req)
 	choices = json_array();
 	json_array_foreach(prompts, i, item) {
 		const char *p = json_string_value(item);
+		char reply[4096], *text;
 		bool cut;
+		int n;
 		if (!p)
 			continue;
-		model_chat_reply(p, text, sizeof text);
-		cut = truncate_words(text, limit);
+		model_chat_reply(p, reply, sizeof reply);
+		if (ignore_eos && limit > 0) {
+			text = fill_words(reply, limit);
+			cut = true;
+		} else {
+			text = strdup(reply);
+			if (!text)
+				abort();
+			cut = truncate_words(text, limit);
+		}
 		prompt_tokens += model_count_tokens(p);
 		completion_tokens += model_count_tokens(text);
 		if (stream) {
-			char *copy = strdup(text), *save = NULL, *w, piece[512];
-			bool first = true;
-			for (w = strtok_r(copy, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
-				snprintf(piece, sizeof piece, "%s%s", first ? "" : " ", w);
-				first = false;
-				reply_frame(r, chunk(r->id, created, "text_completion",
-						     json_pack("{s:i, s:s, s:n, s:n, s:n}", "index",
-							       (json_int_t)i, "text", piece, "logprobs",
-							       "finish_reason", "stop_reason")));
-			}
-			free(copy);
-			reply_frame(r, chunk(r->id, created, "text_completion",
-					     json_pack("{s:i, s:s, s:n, s:s, s:n}", "index",
-						       (json_int_t)i, "text", "", "logprobs",
-						       "finish_reason", cut ? "length" : "stop",
-						       "stop_reason")));
+			completion_frames(r, created, i, text, cut ? "length" : "stop");
 		} else {
-			json_array_append_new(choices,
-					      json_pack("{s:i, s:s, s:n, s:s, s:n, s:n}", "index",
-							(json_int_t)i, "text", text, "logprobs",
-							"finish_reason", cut ? "length" : "stop",
-							"stop_reason", "prompt_logprobs"));
+			json_t *choice = json_pack("{s:i, s:s, s:n, s:s, s:n, s:n}", "index",
+						   (json_int_t)i, "text", text, "logprobs",
+						   "finish_reason", cut ? "length" : "stop",
+						   "stop_reason", "prompt_logprobs");
+			if (plk >= 0)
+				json_object_set_new(choice, "prompt_logprobs",
+						    toy_prompt_logprobs(p, plk, &n));
+			json_array_append_new(choices, choice);
 		}
+		free(text);
 	}
 	json_decref(prompts);
 	if (stream) {
 		json_decref(choices);
+		maybe_cut(r);
 		if (include_usage(req))
-			reply_frame(r, json_pack("{s:s, s:s, s:i, s:s, s:[], s:o}", "id", r->id, "object",
-						 "text_completion", "created", (json_int_t)created,
-						 "model", S->served_name, "choices", "usage",
-						 usage(prompt_tokens, completion_tokens)));
+			reply_frame_now(r, json_pack("{s:s, s:s, s:i, s:s, s:[], s:o}", "id", r->id,
+						     "object", "text_completion", "created",
+						     (json_int_t)created, "model", S->served_name,
+						     "choices", "usage",
+						     usage(prompt_tokens, completion_tokens)));
 		reply_frame(r, NULL);
 		return;
 	}

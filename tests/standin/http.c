@@ -11,8 +11,12 @@
  * One thread per connection: a handler runs under one lock (the toy model
  * keeps static state), then the response goes out on the connection's own
  * thread. A streamed reply is a callback response: each SSE frame is handed
- * to libmicrohttpd as soon as it is due (frames after the first wait
- * S->token_ms), so nothing is buffered. While waiting the connection's
+ * to libmicrohttpd as soon as it is due (the first waits
+ * S->first_token_ms, the prefill; each later token frame S->token_ms, a
+ * decode step; usage and [DONE] go at once), so nothing is buffered.
+ * STANDIN_503_EVERY answers every Nth generate request 503;
+ * STANDIN_DROP_EVERY drops the connection of every Nth stream after its
+ * first two frames (a chunked body cut short). While waiting the connection's
  * socket is polled for the peer hanging up; a client that disconnects
  * mid-stream stops the generation at once and the abort is logged with
  * vLLM's wording ("Aborted request(s) ID." then "Request ID aborted.";
@@ -70,7 +74,7 @@ void reply_error(struct reply *r, unsigned status, const char *param, const char
 			     "code", (int)status));
 }
 
-void reply_frame(struct reply *r, json_t *event)
+static void add_frame(struct reply *r, json_t *event, bool now)
 {
 	char *text = event ? json_dumps(event, JSON_COMPACT) : NULL, *frame;
 
@@ -79,10 +83,41 @@ void reply_frame(struct reply *r, json_t *event)
 		abort();
 	free(text);
 	r->frames = realloc(r->frames, (r->n_frames + 1) * sizeof *r->frames);
-	if (!r->frames)
+	r->now = realloc(r->now, (r->n_frames + 1) * sizeof *r->now);
+	if (!r->frames || !r->now)
 		abort();
+	r->now[r->n_frames] = now;
 	r->frames[r->n_frames++] = frame;
 	r->status = 200;
+}
+
+void reply_frame(struct reply *r, json_t *event)
+{
+	add_frame(r, event, event == NULL);
+}
+
+void reply_frame_now(struct reply *r, json_t *event)
+{
+	add_frame(r, event, true);
+}
+
+/* Generate requests counted for the injected failures (under handler_lock). */
+static long generate_requests, streams;
+
+bool injected_503(struct reply *r)
+{
+	generate_requests++;
+	if (S->fail_every <= 0 || generate_requests % S->fail_every)
+		return false;
+	reply_error(r, 503, NULL, "The server is overloaded (standin: STANDIN_503_EVERY)");
+	return true;
+}
+
+void maybe_cut(struct reply *r)
+{
+	streams++;
+	if (S->drop_every > 0 && streams % S->drop_every == 0)
+		r->cut_after = 2;
 }
 
 static void reply_free(struct reply *r)
@@ -90,6 +125,7 @@ static void reply_free(struct reply *r)
 	for (size_t i = 0; i < r->n_frames; i++)
 		free(r->frames[i]);
 	free(r->frames);
+	free(r->now);
 	json_decref(r->body);
 	memset(r, 0, sizeof *r);
 }
@@ -213,9 +249,18 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 	(void)pos;
 	if (st->next >= st->r.n_frames)
 		return MHD_CONTENT_READER_END_OF_STREAM;
-	if (st->off == 0 && st->next > 0 && peer_gone(st->c, S->token_ms)) {
-		stream_abort(st);
-		return MHD_CONTENT_READER_END_WITH_ERROR;
+	if (st->off == 0 && st->r.cut_after && st->next >= st->r.cut_after) {
+		vlog(LV_INFO, "async_llm.py:520", "Aborted request(s) %s. (standin: STANDIN_DROP_EVERY)",
+		     st->r.id);
+		return MHD_CONTENT_READER_END_WITH_ERROR;  /* the connection is dropped */
+	}
+	if (st->off == 0) {
+		/* the first frame waits for the prefill, a token frame for its decode step */
+		long wait = st->next == 0 ? S->first_token_ms : st->r.now[st->next] ? 0 : S->token_ms;
+		if ((st->next > 0 || wait > 0) && peer_gone(st->c, wait)) {
+			stream_abort(st);
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+		}
 	}
 	if (st->off == 0 && S->dead)
 		return MHD_CONTENT_READER_END_WITH_ERROR;

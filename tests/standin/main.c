@@ -294,6 +294,11 @@ int main(int argc, char **argv)
 	state.thinks = state.task == TASK_GENERATE && (c.gemma4 || !strncmp(c.arch, "Qwen3", 5));
 	state.thinks_by_default = !c.gemma4;
 	state.token_ms = env_long("STANDIN_TOKEN_MS", 5);
+	state.first_token_ms = env_long("STANDIN_FIRST_TOKEN_MS", 0);
+	state.fail_every = env_long("STANDIN_503_EVERY", 0);
+	state.drop_every = env_long("STANDIN_DROP_EVERY", 0);
+	if (state.task == TASK_GENERATE && fp8 && !c.kv_scales)
+		state.fp8_noise = env_double("STANDIN_FP8_NOISE", 0.1);
 	state.host = o.host;
 	state.port = o.port;
 	state.api_key = o.api_key;

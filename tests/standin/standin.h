@@ -13,8 +13,9 @@
  * the recorded faults of a card), sys.c (clock, signals, memory, early
  * bind), log.c (vLLM log format), http.c (libmicrohttpd server, routing, SSE streaming),
  * generate.c (chat and completions: tool calls, reasoning split, stream
- * frames), pool.c (embeddings, rerank, score), model.c (toy chat, embedding
- * and rerank semantics), curl.c (the `curl` personality for container
+ * frames), logprob.c (toy token distributions, the fp8 noise), pool.c
+ * (embeddings, rerank, score), model.c (toy chat, embedding and rerank
+ * semantics), curl.c (the `curl` personality for container
  * healthchecks), tls_off.c (link-time stand-ins for the TLS library, which
  * the stand-in never uses).
  */
@@ -57,6 +58,12 @@ struct standin {
 	bool thinks_by_default;
 	bool wrong_scores;        /* classifier head not the trained one (reranker without its overrides) */
 	long token_ms;            /* STANDIN_TOKEN_MS: spacing of streamed tokens */
+	long first_token_ms;      /* STANDIN_FIRST_TOKEN_MS: delay of a stream's first frame */
+	long fail_every;          /* STANDIN_503_EVERY: every Nth generate request is a 503 (0 off) */
+	long drop_every;          /* STANDIN_DROP_EVERY: every Nth stream is cut after its first
+				   * frames (0 off) */
+	double fp8_noise;         /* logprob perturbation amplitude (nats) in effect: fp8 KV on a
+				   * checkpoint without KV scales, else 0 (logprob.c) */
 	const char *host;
 	int port;
 	const char *api_key;      /* --api-key or VLLM_API_KEY; NULL = open */
@@ -162,12 +169,21 @@ struct reply {
 	json_t *body;             /* owned; NULL with frames or hang */
 	char **frames;            /* owned, n_frames strings */
 	size_t n_frames;
+	bool *now;                /* owned, n_frames flags: send without waiting (not a token) */
+	size_t cut_after;         /* > 0: drop the connection after this many frames */
 	char id[64];
 	bool hang;                /* accepted, never answered (the sm_110 pooling hang) */
 };
 void reply_json(struct reply *r, unsigned status, json_t *body);
 void reply_error(struct reply *r, unsigned status, const char *param, const char *msg);
 void reply_frame(struct reply *r, json_t *event);  /* event stolen; NULL = "[DONE]" */
+/* A frame that carries no token (usage, [DONE]): sent as soon as it is due,
+ * without the token spacing. */
+void reply_frame_now(struct reply *r, json_t *event);
+/* STANDIN_503_EVERY / STANDIN_DROP_EVERY: count a generate request and say
+ * whether it is answered 503 (reply put in r) or its stream is cut. */
+bool injected_503(struct reply *r);
+void maybe_cut(struct reply *r);
 /* The request's "model" names a served name (or is absent); else a 404 is
  * put in r and false returned. */
 bool model_ok(struct reply *r, json_t *req);
@@ -183,11 +199,19 @@ void api_embeddings(struct reply *r, json_t *req);
 void api_rerank(struct reply *r, json_t *req);
 void api_score(struct reply *r, json_t *req);
 
+/* logprob.c — the toy model's token distributions, for prompt_logprobs. */
+/* prompt_logprobs for prompt with top-k entries per position (vLLM's shape:
+ * null for the first token, then {token_id: {logprob, rank, decoded_token}}),
+ * perturbed by S->fp8_noise; *n_tokens gets the prompt's token count. */
+json_t *toy_prompt_logprobs(const char *prompt, int k, int *n_tokens);
+
 /* sys.c — host facilities. */
 #define GiB (1024.0 * 1024.0 * 1024.0)
 double now_s(void); /* monotonic seconds */
 /* A non-negative integer from the environment, def when unset or bad. */
 long env_long(const char *name, long def);
+/* A non-negative number from the environment, def when unset or bad. */
+double env_double(const char *name, double def);
 /* A byte count with an optional K/M/G/T (binary) suffix; -1 if bad. */
 double parse_bytes(const char *v);
 /* Block SIGTERM/SIGINT (taken in nap()), ignore SIGPIPE. */

@@ -40,6 +40,18 @@ long env_long(const char *name, long def)
 	return (end == v || *end || n < 0) ? def : n;
 }
 
+double env_double(const char *name, double def)
+{
+	const char *v = getenv(name);
+	char *end;
+	double x;
+
+	if (!v || !*v)
+		return def;
+	x = strtod(v, &end);
+	return (end == v || *end || !(x >= 0) || x > 1e6) ? def : x;
+}
+
 /* Parse a byte count with an optional K/M/G/T (binary) suffix; -1 if bad. */
 double parse_bytes(const char *v)
 {

@@ -1,0 +1,146 @@
+#!/bin/bash
+# bench.t — `lobes bench` against the vLLM stand-in (a test double) with
+# known timings: a first token after STANDIN_FIRST_TOKEN_MS, then one token
+# every STANDIN_TOKEN_MS. The medians bench measures must be within 15% of
+# them at concurrency 1 and 16 (large delays, so a loaded box's scheduling
+# noise stays far below that; the exact figures are a benchmark's business,
+# not this test's). Token counts are the engine's usage, errors are counted
+# by kind (503, dropped connections, refused), --json, the text table and
+# the --out report agree.
+. "${LOBES_SRC:-.}/tests/lib.sh"
+. "$SRC/tests/standin/lib.sh"
+[ -x "$STANDIN" ] || skip_all "stand-in not built ($STANDIN; make test-helpers)"
+command -v jq >/dev/null || skip_all "jq is not installed"
+command -v curl >/dev/null || skip_all "curl is not installed"
+for v in $(env | sed -n 's/^\(VLLM_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(STANDIN_[A-Za-z0-9_]*\)=.*/\1/p'); do
+	unset "$v"
+done
+unset HF_HOME
+export HF_HUB_CACHE=$SRC/tests/fixtures/hf/hub
+export STANDIN_LOAD_MS=10 STANDIN_PROFILE_MS=10 STANDIN_WARMUP_MS=10
+export STANDIN_DEVICE_BYTES=2G STANDIN_MEM_SCALE=0.01
+CORTEX=unsloth/Qwen3.8-27B-NVFP4
+FIRST_MS=300
+TOKEN_MS=40
+
+# within V TARGET: V within 15% of TARGET
+within() { awk -v v="$1" -v t="$2" 'BEGIN { exit !(v >= 0.85 * t && v <= 1.15 * t) }'; }
+
+STANDIN_FIRST_TOKEN_MS=$FIRST_MS STANDIN_TOKEN_MS=$TOKEN_MS standin_start timed "$CORTEX" \
+	--served-model-name cortex --gpu-memory-utilization 0.1
+ok $? "a stand-in with a ${FIRST_MS} ms first token and ${TOKEN_MS} ms tokens is up"
+URL=http://127.0.0.1:$STANDIN_PORT
+B=(--url "$URL/v1" --model cortex --input-len 20 --output-len 8)
+
+# ---- timing at concurrency 1 and 16 ------------------------------------------
+run "$LOBES" --json bench "${B[@]}" --concurrency 1,16 --requests 32 --out "$TMP/report.md"
+is "$rc" 0 "bench exits 0 when every request answered"
+J=$out
+is "$(jq -r '[.runs[].concurrency] | join(",")' <<<"$J")" "1,16" "one run per concurrency, in order"
+for i in 0 1; do
+	c=$(jq -r ".runs[$i].concurrency" <<<"$J")
+	ttft=$(jq -r ".runs[$i].ttft_ms.median" <<<"$J")
+	tpot=$(jq -r ".runs[$i].tpot_ms.median" <<<"$J")
+	within "$ttft" $FIRST_MS
+	ok $? "c=$c: median TTFT $ttft ms is within 15% of the stand-in's $FIRST_MS ms"
+	within "$tpot" $TOKEN_MS
+	ok $? "c=$c: median TPOT $tpot ms is within 15% of the stand-in's $TOKEN_MS ms"
+	itl=$(jq -r ".runs[$i].itl_ms.median" <<<"$J")
+	within "$itl" $TOKEN_MS
+	ok $? "c=$c: median ITL $itl ms is within 15% of $TOKEN_MS ms"
+	is "$(jq -r ".runs[$i] | [.sent, .completed, .failed, (.errors | length)] | join(\",\")" <<<"$J")" \
+		"32,32,0,0" "c=$c: 32 sent, 32 completed, no error"
+done
+# 16 in flight: the run takes about two request times, not 32 of them
+d1=$(jq -r '.runs[0].duration_s' <<<"$J")
+d16=$(jq -r '.runs[1].duration_s' <<<"$J")
+ok $(awk -v a="$d1" -v b="$d16" 'BEGIN { exit !(b * 4 < a) }'; echo $?) \
+	"concurrency 16 runs the requests side by side ($d16 s against $d1 s at 1)"
+is "$(jq -r '.box.vllm_version' <<<"$J")" "0.23.1rc1.dev672+standin" "the box names the engine's vLLM version (/version)"
+
+# ---- the report agrees with --json (the same run) -------------------------------
+[ -f "$TMP/report.md" ]
+ok $? "--out writes the report"
+like "$(cat "$TMP/report.md")" 'Command: `lobes bench --url' "the report names the command"
+like "$(cat "$TMP/report.md")" 'vLLM 0\.23\.1rc1\.dev672\+standin, load average [0-9.]+ ' "and the box: vLLM version, load average"
+like "$(cat "$TMP/report.md")" 'c=16 +\|[=#]+ [0-9.]+ ms' "and plots the latency against concurrency"
+for i in 0 1; do
+	want=$(jq -r ".runs[$i] | \"| \(.target) | \(.concurrency) | inf | - | \(.completed)/\(.sent) | \(.request_throughput*100|round/100) | \" +
+		\"\(.output_throughput*10|round/10) | \(.ttft_ms.median*10|round/10) | \(.ttft_ms.p99*10|round/10) | \" +
+		\"\(.tpot_ms.median*10|round/10)\"" <<<"$J")
+	row=$(grep -F "| $(jq -r ".runs[$i].target" <<<"$J") | $(jq -r ".runs[$i].concurrency" <<<"$J") |" "$TMP/report.md")
+	# printf rounds like jq's round for these values except exact halves; compare numerically
+	ok $(paste <(tr '|' '\n' <<<"$want" | sed -n '7,11p') <(tr '|' '\n' <<<"$row" | sed -n '7,11p') |
+		awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > 0.051) bad = 1 } END { exit bad }'; echo $?) \
+		"report row $i agrees with --json: $row"
+done
+
+# ---- the text table agrees with --json -------------------------------------------
+run "$LOBES" bench "${B[@]}" --concurrency 4 --requests 8
+is "$rc" 0 "the text run exits 0"
+T=$out
+run "$LOBES" --json bench "${B[@]}" --concurrency 4 --requests 8
+J=$out
+like "$T" "concurrency 4  rate inf  $(jq -r '.runs[0] | "\(.completed)/\(.sent)"' <<<"$J") completed" "text and --json: the same counts"
+like "$T" "input tokens $(jq -r '.runs[0].input_tokens' <<<"$J")   output tokens $(jq -r '.runs[0].output_tokens' <<<"$J")" "the same token counts"
+tt=$(awk '$1 == "TTFT" { print $3 }' <<<"$T")
+within "$tt" "$(jq -r '.runs[0].ttft_ms.median' <<<"$J")"
+ok $? "the text table's TTFT median ($tt) and --json's agree"
+tp=$(awk '$1 == "TPOT" { print $3 }' <<<"$T")
+within "$tp" "$(jq -r '.runs[0].tpot_ms.median' <<<"$J")"
+ok $? "the text table's TPOT median ($tp) and --json's agree"
+like "$T" "errors: none" "the text says there were no errors"
+
+# ---- goodput: the completed requests meeting every SLO, per second ---------------
+run "$LOBES" --json bench "${B[@]}" --concurrency 4 --requests 8 --slo ttft=$((FIRST_MS * 3)),tpot=$((TOKEN_MS * 3))
+is "$(jq -r '.runs[0] | (.goodput == .request_throughput)' <<<"$out")" true "SLOs every request meets: goodput = request throughput"
+run "$LOBES" --json bench "${B[@]}" --concurrency 4 --requests 8 --slo ttft=$((FIRST_MS * 3)),tpot=$((TOKEN_MS / 4))
+is "$(jq -r '.runs[0].goodput' <<<"$out")" 0 "a TPOT SLO no request meets: goodput 0"
+is "$(jq -r '.runs[0].goodput' <<<"$J")" null "no --slo: goodput null"
+
+# ---- token counts are the engine's usage -------------------------------------------
+# Without ignore_eos the stand-in answers "This is a stand-in reply ..." cut at
+# max_tokens WORDS (the chunks), while its usage counts "-" as a token too:
+# 5 chunks, 7 completion tokens. bench must report usage, not chunks.
+http_body=$(curl -s --max-time 10 -d '{"model":"cortex","prompt":"one two three","max_tokens":5}' "$URL/v1/completions")
+per=$(jq -r '.usage.completion_tokens' <<<"$http_body")
+words=$(jq -r '.choices[0].text' <<<"$http_body" | wc -w)
+ok $([ "$per" -gt "$words" ]; echo $?) "the stand-in's usage ($per) counts more tokens than its $words chunks"
+run "$LOBES" --json bench "${B[@]}" --output-len 5 --no-ignore-eos --requests 6 --concurrency 3
+is "$(jq -r '.runs[0].output_tokens' <<<"$out")" "$((per * 6))" "output tokens are the sum of usage.completion_tokens ($per x 6)"
+is "$(jq -r '.runs[0].input_tokens' <<<"$out")" "$((20 * 6))" "input tokens are the sum of usage.prompt_tokens (20 words x 6)"
+standin_stop_all
+
+# ---- errors by kind ------------------------------------------------------------------
+STANDIN_503_EVERY=4 STANDIN_DROP_EVERY=5 STANDIN_TOKEN_MS=5 standin_start faulty "$CORTEX" \
+	--served-model-name cortex --gpu-memory-utilization 0.1
+URL=http://127.0.0.1:$STANDIN_PORT
+run "$LOBES" --json bench --url "$URL" --model cortex --input-len 20 --output-len 8 --requests 20 --concurrency 4
+is "$rc" 1 "bench exits 1 when requests failed"
+# requests 4, 8, 12, 16, 20 are 503; of the 15 streams, 5, 10 and 15 are cut
+is "$(jq -c '.runs[0].errors' <<<"$out")" '{"http-503":5,"dropped":3}' "a 503 and a dropped connection are counted by kind"
+is "$(jq -r '.runs[0] | [.sent, .completed, .failed] | join(",")' <<<"$out")" "20,12,8" "12 of 20 completed"
+is "$(jq -r '.runs[0].output_tokens' <<<"$out")" "96" "only the completed requests' usage counts (12 x 8)"
+run "$LOBES" bench --url "$URL" --model cortex --input-len 20 --output-len 8 --requests 20 --concurrency 4
+like "$out" "errors: (http-503 5 dropped 3|dropped 3 http-503 5)" "the text names the kinds too"
+standin_stop_all
+P=$(standin_free_port)
+run "$LOBES" --json bench --url "http://127.0.0.1:$P" --model cortex --input-len 4 --output-len 2 --requests 3
+is "$rc" 1 "nothing listening: exit 1"
+is "$(jq -c '.runs[0] | [.errors, .completed, .request_throughput]' <<<"$out")" '[{"refused":3},0,0]' \
+	"every request is counted as refused"
+
+# ---- usage errors ------------------------------------------------------------------------
+run "$LOBES" bench --url "$URL" --model cortex --concurrency 0
+is "$rc" 2 "--concurrency 0 is a usage error"
+run "$LOBES" bench --url "$URL" --model cortex --shape wide
+is "$rc" 2 "an unknown --shape is a usage error"
+like "$errout" "balanced, prompt-heavy or decode-heavy" "naming the shapes"
+run "$LOBES" bench --url "$URL" --model cortex --slo ttft=abc
+is "$rc" 2 "a bad --slo is a usage error"
+run "$LOBES" bench
+is "$rc" 2 "no ROLE and no --url is a usage error"
+run "$LOBES" --dir "$TMP/none" bench cortex
+is "$rc" 3 "a ROLE without a deploy dir: exit 3"
+
+done_testing
