@@ -39,7 +39,11 @@ static void print_chain(const struct ctx *ctx, const json_t *chain)
 			printf("      %s<- %s", c_dim(ctx), kind);
 		if (strcmp(kind, "trait") == 0)
 			printf(" %s%s%s", c_reset(ctx), jstr(s, "trait"), c_dim(ctx));
+		else if (strcmp(kind, "family") == 0 && *jstr(s, "family"))
+			printf(" %s%s%s", c_reset(ctx), jstr(s, "family"), c_dim(ctx));
 		printf(" at %s%s%s\n", jstr(s, "where"), i + 1 != n ? ")" : "", c_reset(ctx));
+		if (i + 1 == n && strcmp(kind, "family") == 0)
+			print_evidence(ctx, json_object_get(s, "evidence"));
 		if (i + 1 != n || strcmp(kind, "trait") != 0)
 			continue;
 		printf("        cause: %s\n", jstr(s, "cause"));
@@ -113,6 +117,13 @@ static void print_text(const struct ctx *ctx, const json_t *t)
 		else
 			printf("  %svllm%s               not recorded for this image: its flags, env names "
 			       "and parsers cannot be checked\n", c_dim(ctx), c_reset(ctx));
+		const json_t *fam = json_object_get(r, "family");
+		if (json_is_string(json_object_get(fam, "name")))
+			printf("  %sfamily%s             %s — %s (%s)\n", c_dim(ctx), c_reset(ctx),
+			       jstr(fam, "name"), jstr(fam, "why"), jstr(fam, "where"));
+		else
+			printf("  %sfamily%s             %sunknown%s — %s\n", c_dim(ctx), c_reset(ctx),
+			       c_yellow(ctx), c_reset(ctx), jstr(fam, "why"));
 		const json_t *ck = json_object_get(r, "checkpoint");
 		printf("  %scheckpoint%s         kv scales %s — %s\n", c_dim(ctx), c_reset(ctx),
 		       jstr(ck, "kv_scales"), jstr(ck, "kv_scales_why"));

@@ -176,7 +176,7 @@ ids=$(printf '%s' "$out" | python3 -c 'import json,sys
 d = json.load(sys.stdin)
 assert all(c["id"] and c["severity"] in ("ok","info","warning","error") and c["message"] for c in d["checks"])
 print(" ".join(sorted(set(c["id"] for c in d["checks"]))))')
-is "$ids" "compose deploy-dir docker env-registry fp8-kv gateway gpu-runtime image memory placeholder profile traits vllm-args" "--json parses; every finding has an id, a severity and a message"
+is "$ids" "compose deploy-dir docker env-registry family fp8-kv gateway gpu-runtime image memory placeholder profile traits vllm-args" "--json parses; every finding has an id, a severity and a message"
 is "$(printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["healthy"], d["summary"]["error"])')" "False 1" "--json summary and healthy"
 
 # --- docker, compose, GPU runtime ---------------------------------------------

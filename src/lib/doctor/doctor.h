@@ -12,8 +12,8 @@
  * remedy}; one check id may give several findings (one per role, per env
  * name, per trait). The library never prints: the command renders the list.
  *
- * Check ids: profile, deploy-dir, env-registry, fp8-kv, traits, memory,
- * docker, compose, gpu-runtime.
+ * Check ids: profile, deploy-dir, env-registry, fp8-kv, traits, family,
+ * memory, docker, compose, gpu-runtime.
  */
 #ifndef LOBES_DOCTOR_H
 #define LOBES_DOCTOR_H

@@ -79,6 +79,7 @@ void check_drift(struct doctor_ctx *x);          /* drift.c */
 void check_env(struct doctor_ctx *x);            /* env_registry.c */
 void check_fp8(struct doctor_ctx *x);            /* fp8.c */
 void check_traits(struct doctor_ctx *x);         /* traits.c */
+void check_family(struct doctor_ctx *x);         /* family.c */
 void check_memory(struct doctor_ctx *x);         /* memory.c */
 void check_runtime(struct doctor_ctx *x);        /* runtime.c */
 void check_image(struct doctor_ctx *x);          /* image.c */

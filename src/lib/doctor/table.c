@@ -16,6 +16,7 @@ const struct doctor_family doctor_families[] = {
 	{ "placeholder", DOC_NEEDS_DIR | DOC_NEEDS_ENV | DOC_NEEDS_COMPOSE, check_placeholder },
 	{ "fp8-kv", DOC_NEEDS_DIR | DOC_NEEDS_COMPOSE, check_fp8 },
 	{ "traits", DOC_NEEDS_DIR | DOC_NEEDS_COMPOSE, check_traits },
+	{ "family", DOC_NEEDS_DIR | DOC_NEEDS_COMPOSE, check_family },
 	{ "memory", DOC_NEEDS_DIR | DOC_NEEDS_COMPOSE, check_memory },
 	{ "gateway", DOC_NEEDS_DIR | DOC_NEEDS_ENV, check_gateway },
 	{ "runtime", 0, check_runtime },

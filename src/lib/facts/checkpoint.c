@@ -11,12 +11,20 @@
  *     quant_method "modelopt" and its kv_cache_quant_algo;
  *   no quantization at all: a plain bf16/fp16 export ships no KV scales.
  * Anything unreadable stays TRI_UNKNOWN with the reason in kv_scales_why.
+ *
+ * Identity and context (FACTS.md "Model families"): `architectures` and
+ * `model_type` (top level, else text_config) name the family more surely
+ * than the model id; the native context is the smallest length key vLLM
+ * reads (max_position_embeddings and its spellings, text_config first),
+ * times the rope scaling factor for a linear/dynamic/yarn rope (yarn from
+ * original_max_position_embeddings when stated), as vLLM derives it.
  */
 #include <dirent.h>
 #include <string.h>
 
 #include "../util/cleanup.h"
 #include "../util/fs.h"
+#include "../util/strv.h"
 #include "../util/yaml_guard.h"
 #include "facts.h"
 
@@ -110,6 +118,71 @@ static json_t *load_json(const char *dir, const char *name, bool *exists, char *
 	return j;
 }
 
+/* The checkpoint's identity: architectures and model_type. */
+static void read_identity(struct checkpoint_facts *c, json_t *cfg)
+{
+	c->has_config = true;
+	json_t *tc = json_object_get(cfg, "text_config");
+	json_t *arch = json_object_get(cfg, "architectures");
+	if (!json_is_array(arch) && json_is_object(tc))
+		arch = json_object_get(tc, "architectures");
+	size_t i;
+	json_t *a;
+	json_array_foreach(arch, i, a)
+		if (json_is_string(a) && *json_string_value(a))
+			strv_push(&c->architectures, json_string_value(a));
+	const char *mt = json_string_value(json_object_get(cfg, "model_type"));
+	if (!mt && json_is_object(tc))
+		mt = json_string_value(json_object_get(tc, "model_type"));
+	c->model_type = mt && *mt ? xstrdup(mt) : NULL;
+}
+
+/* The native context, as vLLM derives its max_model_len ceiling. */
+static void read_native_context(struct checkpoint_facts *c, json_t *cfg)
+{
+	static const char *const keys[] = { "max_position_embeddings", "n_positions", "max_seq_len",
+					    "seq_length", "max_sequence_length", "max_seq_length",
+					    "seq_len" };
+	json_t *tc = json_object_get(cfg, "text_config");
+	json_t *src = json_is_object(tc) ? tc : cfg;
+	const char *key = NULL;
+	long long n = 0;
+	for (int pass = 0; pass < 2 && !key; pass++) {
+		if (pass == 1)
+			src = cfg;
+		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+			json_t *v = json_object_get(src, keys[i]);
+			if (json_is_integer(v) && json_integer_value(v) > 0 &&
+			    (!key || json_integer_value(v) < n)) {
+				n = json_integer_value(v);
+				key = keys[i];
+			}
+		}
+	}
+	if (!key)
+		return;
+	const char *pre = src == tc && tc ? "text_config." : "";
+	json_t *rs = json_object_get(src, "rope_scaling");
+	if (!json_is_object(rs))
+		rs = json_object_get(src, "rope_parameters");
+	const char *rt = json_string_value(json_object_get(rs, "rope_type"));
+	if (!rt)
+		rt = json_string_value(json_object_get(rs, "type"));
+	json_t *f = json_object_get(rs, "factor");
+	if (rt && json_is_number(f) && json_number_value(f) > 1 &&
+	    (!strcmp(rt, "yarn") || !strcmp(rt, "linear") || !strcmp(rt, "dynamic"))) {
+		json_t *orig = json_object_get(rs, "original_max_position_embeddings");
+		long long base = !strcmp(rt, "yarn") && json_is_integer(orig) && json_integer_value(orig) > 0
+					 ? json_integer_value(orig) : n;
+		c->native_context = (long long)((double)base * json_number_value(f));
+		c->native_context_why = xasprintf("config.json %s%s %lld, %s rope factor %g", pre, key,
+						  base, rt, json_number_value(f));
+		return;
+	}
+	c->native_context = n;
+	c->native_context_why = xasprintf("config.json %s%s", pre, key);
+}
+
 int checkpoint_facts_read(const char *model_id, struct checkpoint_facts *c, struct err **err)
 {
 	return checkpoint_facts_read_in(NULL, model_id, c, err);
@@ -146,6 +219,8 @@ int checkpoint_facts_read_in(const char *hub, const char *model_id, struct check
 		c->kv_scales_why = xstrdup("config.json missing from the snapshot");
 		return 0;
 	}
+	read_identity(c, cfg);
+	read_native_context(c, cfg);
 	/* Head dimensions: Gemma-style text_config.head_dim vs global_head_dim. */
 	json_t *tc = json_object_get(cfg, "text_config");
 	json_t *src = json_is_object(tc) ? tc : cfg;
@@ -193,6 +268,9 @@ void checkpoint_facts_free(struct checkpoint_facts *c)
 	free(c->snapshot);
 	free(c->quant_method);
 	free(c->kv_scales_why);
+	strv_free(c->architectures);
+	free(c->model_type);
+	free(c->native_context_why);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -200,8 +278,14 @@ json_t *checkpoint_facts_json(const struct checkpoint_facts *c)
 {
 	const char *ks = c->kv_scales == TRI_TRUE ? "present" : c->kv_scales == TRI_FALSE ? "absent"
 											     : "unknown";
-	return json_pack("{s:b, s:s?, s:s?, s:s, s:s?, s:s}", "in_cache", c->found, "snapshot",
-			 c->snapshot, "quant_method", c->quant_method, "kv_scales", ks,
-			 "kv_scales_why", c->kv_scales_why, "hetero_head_dim",
-			 tri_name(c->hetero_head_dim));
+	json_t *arch = json_array();
+	for (size_t i = 0; c->architectures && c->architectures[i]; i++)
+		json_array_append_new(arch, json_string(c->architectures[i]));
+	json_t *nc = c->native_context > 0 ? json_integer(c->native_context) : json_null();
+	return json_pack("{s:b, s:s?, s:s?, s:s, s:s?, s:s, s:b, s:o, s:s?, s:o, s:s?}", "in_cache",
+			 c->found, "snapshot", c->snapshot, "quant_method", c->quant_method,
+			 "kv_scales", ks, "kv_scales_why", c->kv_scales_why, "hetero_head_dim",
+			 tri_name(c->hetero_head_dim), "has_config", c->has_config, "architectures",
+			 arch, "model_type", c->model_type, "native_context", nc,
+			 "native_context_why", c->native_context_why);
 }

@@ -75,6 +75,11 @@ struct checkpoint_facts {
 	enum tri kv_scales;    /* TRUE ships KV scales, FALSE ships none, UNKNOWN not readable */
 	char *kv_scales_why;   /* the file and key that decided kv_scales */
 	enum tri hetero_head_dim; /* head_dim != global_head_dim (Gemma 4) */
+	bool has_config;       /* config.json was read: the family is matched by it */
+	char **architectures;  /* strv: config.json architectures (NULL: none stated) */
+	char *model_type;      /* config.json model_type; NULL when not stated */
+	long long native_context; /* the context the checkpoint was built for; 0 = unknown */
+	char *native_context_why; /* the key(s) that gave it */
 };
 int checkpoint_facts_read(const char *model_id, struct checkpoint_facts *c, struct err **err);
 /* The same under an explicit hub directory (hub NULL: the default above). */

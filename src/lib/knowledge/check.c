@@ -57,7 +57,9 @@ int knowledge_check(const struct knowledge *k, struct err **err)
 			seen |= 1u << r;
 		}
 	}
-	return knowledge_check_serving(k, err);
+	if (knowledge_check_serving(k, err) < 0)
+		return -1;
+	return knowledge_check_families(k, err);
 }
 
 const struct card *knowledge_card(const struct knowledge *k, const char *name)
@@ -84,6 +86,14 @@ const struct profile *knowledge_profile(const struct knowledge *k, const char *n
 	return NULL;
 }
 
+const struct family *knowledge_family(const struct knowledge *k, const char *name)
+{
+	for (size_t i = 0; k && name && i < k->n_families; i++)
+		if (strcmp(k->families[i].name, name) == 0)
+			return &k->families[i];
+	return NULL;
+}
+
 void knowledge_free(struct knowledge *k)
 {
 	if (!k)
@@ -100,6 +110,9 @@ void knowledge_free(struct knowledge *k)
 	for (size_t i = 0; i < k->n_images; i++)
 		vimage_free(&k->images[i]);
 	free(k->images);
+	for (size_t i = 0; i < k->n_families; i++)
+		family_free(&k->families[i]);
+	free(k->families);
 	for (int r = 0; r < ROLE__COUNT; r++)
 		role_spec_free(&k->defaults[r]);
 	pos_free(&k->defaults_pos);

@@ -117,8 +117,7 @@ const struct vimage *knowledge_image(const struct knowledge *k, const char *ref)
 	return NULL;
 }
 
-/* The flag a knob renders as, for the registry check (NULL: no value check). */
-static const char *knob_flag(enum knob_id kn)
+const char *knob_vllm_flag(enum knob_id kn)
 {
 	switch (kn) {
 	case KNOB_RUNNER: return "--runner";
@@ -170,7 +169,7 @@ static int check_role(const struct knowledge *k, const struct profile *p, enum r
 	}
 	int rc = 0;
 	for (int kn = 0; kn < KNOB__COUNT && rc == 0; kn++) {
-		const char *flag = knob_flag((enum knob_id)kn);
+		const char *flag = knob_vllm_flag((enum knob_id)kn);
 		const char *v = rs->knobs[kn];
 		if (!flag || !v || no_flag_value((enum knob_id)kn, v))
 			continue;

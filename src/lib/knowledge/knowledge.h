@@ -7,8 +7,8 @@
  * one origin with the same name are an error. Validation is strict: every
  * error names file:line:column and what was expected.
  *
- * File kinds are told apart by a top-level `kind:` key: card, trait, profile
- * (and `defaults`, the template defaults, one file).
+ * File kinds are told apart by a top-level `kind:` key: card, trait, profile,
+ * family, image (and `defaults`, the template defaults, one file).
  */
 #ifndef LOBES_KNOWLEDGE_H
 #define LOBES_KNOWLEDGE_H
@@ -59,6 +59,10 @@ int knob_from_name(const char *s); /* -1 when unknown */
  * Returns 0 with *out (caller frees), or -1 with *expect naming what a valid
  * value is ("a number in (0,1]"). */
 int knob_canon(enum knob_id k, const char *in, char **out, const char **expect);
+
+/* The flag a knob renders as, for a check against a vLLM's lists (NULL:
+ * no value check): "--tool-call-parser" for tool_call_parser (images.c). */
+const char *knob_vllm_flag(enum knob_id kn);
 
 struct src_pos {
 	char *file; /* "data/traits/x.yaml" or the operator path */
@@ -151,6 +155,43 @@ struct vimage {
 	size_t n_evidence;
 };
 
+/* A model family: the knobs that follow from the checkpoint, not the card
+ * (parsers, runner/convert, overrides), matched by the checkpoint's
+ * config.json and, only without one, by its model id (data/families/). */
+struct family {
+	char *name;
+	struct src_pos pos;
+	bool from_operator;
+	char *description;
+	char **architectures;  /* strv: config.json architectures, any of */
+	char **model_types;    /* strv: config.json model_type, any of */
+	char **model_ids;      /* strv: case-insensitive fnmatch patterns of the model id */
+	bool id_always;        /* model_id_when: always — the id must match with a config too */
+	int lane;              /* -1: any lane, else enum lane */
+	struct knob_set *set;  /* the knobs it sets */
+	size_t n_set;
+	struct src_pos set_pos[KNOB__COUNT]; /* of each set value */
+	struct evidence *evidence;
+	size_t n_evidence;
+};
+
+/* The knobs a family may set. */
+bool family_knob(enum knob_id k);
+struct knowledge;
+
+/* Which family a checkpoint belongs to. With config (have_config), a
+ * family matches when one of its architectures is among archs or its
+ * model_type equals model_type (and, for id_always, its model id pattern
+ * holds too); without a config only the model id patterns decide. A
+ * family restricted to a lane matches only that lane. The most specific
+ * match wins (a config hit, plus one for an id that must also hold, plus
+ * one for a lane); two at the same level is an EXIT_CONFIG error naming
+ * both. *out NULL = unknown family; *why (caller frees) says what decided
+ * ("config.json architectures X"), or what matched nothing. */
+int family_match(const struct knowledge *k, const char *model, bool have_config,
+		 char *const *archs, const char *model_type, enum lane lane,
+		 const struct family **out, char **why, struct err **err);
+
 struct known_failure {
 	char *role, *probe, *reason, *ref;
 };
@@ -187,6 +228,8 @@ struct knowledge {
 	size_t n_profiles;
 	struct vimage *images;
 	size_t n_images;
+	struct family *families;
+	size_t n_families;
 	struct role_spec defaults[ROLE__COUNT]; /* template defaults */
 	struct src_pos defaults_pos;            /* file NULL = no defaults loaded */
 	bool defaults_from_operator;
@@ -212,6 +255,7 @@ void knowledge_free(struct knowledge *k);
 const struct card *knowledge_card(const struct knowledge *k, const char *name);
 const struct trait *knowledge_trait(const struct knowledge *k, const char *name);
 const struct profile *knowledge_profile(const struct knowledge *k, const char *name);
+const struct family *knowledge_family(const struct knowledge *k, const char *name);
 /* The image whose ref equals ref, or NULL (an unrecorded image). */
 const struct vimage *knowledge_image(const struct knowledge *k, const char *ref);
 

@@ -97,7 +97,8 @@ static int add_root(struct knowledge *k, const struct pctx *c, struct fy_node *r
 {
 	bool operator = c->operator;
 	int rc;
-	static const char *const kinds[] = { "card", "trait", "profile", "image", "defaults", NULL };
+	static const char *const kinds[] = { "card",   "trait",    "profile", "image",
+					     "family", "defaults", NULL };
 	_cleanup_free_ char *kind = NULL;
 	if (yenum(c, root, NULL, "kind", "the document", true, kinds, &kind, err) < 0)
 		return -1;
@@ -129,6 +130,13 @@ static int add_root(struct knowledge *k, const struct pctx *c, struct fy_node *r
 		if (rc == 0)
 			rc = ADD_ITEM(k, images, n_images, &it, vimage_free, "image", err);
 		vimage_free(&it);
+	} else if (strcmp(kind, "family") == 0) {
+		struct family it = { 0 };
+		it.from_operator = operator;
+		rc = family_parse(c, root, &it, err);
+		if (rc == 0)
+			rc = ADD_ITEM(k, families, n_families, &it, family_free, "family", err);
+		family_free(&it);
 	} else {
 		rc = add_defaults(k, c, root, err);
 	}
@@ -224,7 +232,7 @@ static int load_files_in(struct knowledge *k, const char *dir, bool operator, bo
 
 int knowledge_load_dir(struct knowledge *k, const char *dir, bool operator, struct err **err)
 {
-	static const char *const subs[] = { "cards", "traits", "profiles", "images" };
+	static const char *const subs[] = { "cards", "traits", "profiles", "images", "families" };
 	if (!fs_is_dir(dir)) {
 		if (fs_exists(dir))
 			return err_set(err, EXIT_CONFIG,
@@ -248,7 +256,8 @@ static bool embedded_knowledge(const char *p)
 {
 	if (strcmp(p, "data/template/defaults.yaml") == 0)
 		return true;
-	const char *const dirs[] = { "data/cards/", "data/traits/", "data/profiles/", "data/images/" };
+	const char *const dirs[] = { "data/cards/", "data/traits/", "data/profiles/", "data/images/",
+				     "data/families/" };
 	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
 		if (str_starts_with(p, dirs[i]) && !strchr(p + strlen(dirs[i]), '/'))
 			return yaml_name(p + strlen(dirs[i]));

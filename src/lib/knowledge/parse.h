@@ -98,6 +98,12 @@ const char *const *knob_keys(void);
  * against knob_keys(): *k and the canonical value (caller frees), or NULL
  * with *err at the value (empty, not a scalar, or refused by knob_canon). */
 char *yknob(const struct pctx *c, struct yval kv, enum knob_id *k, struct err **err);
+/* A `set:` mapping knob → value (traits, families); absent or null → none.
+ * allowed (may be NULL) refuses a knob with "knob 'k' <allowed_expect>";
+ * pos (may be NULL, KNOB__COUNT entries) gets each value's position. */
+int yknob_set(const struct pctx *c, struct yval v, bool (*allowed)(enum knob_id),
+	      const char *allowed_expect, struct src_pos *pos, struct knob_set **set, size_t *n,
+	      struct err **err);
 /* Knobs of one role: a mapping knob → value, canonicalised. */
 int yrole_knobs(const struct pctx *c, struct yval v, struct role_spec *rs, struct err **err);
 /* `roles:` mapping role → knobs (profiles and defaults). */
@@ -118,6 +124,12 @@ int trait_parse(const struct pctx *c, struct fy_node *root, struct trait *out, s
 int profile_parse(const struct pctx *c, struct fy_node *root, struct profile *out, struct err **err);
 int image_parse(const struct pctx *c, struct fy_node *root, struct vimage *out, struct err **err);
 void vimage_free(struct vimage *m);
+int family_parse(const struct pctx *c, struct fy_node *root, struct family *out, struct err **err);
+void family_free(struct family *f);
+/* Every parser a family sets is registered in some recorded image's vLLM,
+ * and in the image of every shipped profile role the family matches by
+ * model id (family.c). */
+int knowledge_check_families(const struct knowledge *k, struct err **err);
 /* Every profile role's image is a known, pinned image, and the serving
  * knobs it sets are accepted by that image's vLLM (images.c). */
 int knowledge_check_serving(const struct knowledge *k, struct err **err);

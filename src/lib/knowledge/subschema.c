@@ -112,6 +112,35 @@ const char *const *knob_keys(void)
 	return knobs;
 }
 
+int yknob_set(const struct pctx *c, struct yval v, bool (*allowed)(enum knob_id),
+	      const char *allowed_expect, struct src_pos *pos, struct knob_set **set, size_t *n,
+	      struct err **err)
+{
+	if (!v.val || v.val == v.key || ynull(v.val))
+		return 0;
+	if (map_check(c, v.val, v.key, "set", "'set'", "knob", knob_keys(), err) < 0)
+		return -1;
+	*set = xcalloc(KNOB__COUNT, sizeof(**set));
+	void *it = NULL;
+	struct fy_node_pair *p;
+	while ((p = fy_node_mapping_iterate(v.val, &it))) {
+		struct yval kv = { fy_node_pair_key(p), fy_node_pair_value(p) };
+		enum knob_id k;
+		char *canon = yknob(c, kv, &k, err);
+		if (!canon)
+			return -1;
+		if (allowed && !allowed(k)) {
+			free(canon);
+			return perr(c, kv.key, NULL, err, "knob '%s' %s", knob_name(k), allowed_expect);
+		}
+		if (pos)
+			pos_set(&pos[k], c, kv.val, kv.key);
+		(*set)[*n].knob = k;
+		(*set)[(*n)++].value = canon;
+	}
+	return 0;
+}
+
 char *yknob(const struct pctx *c, struct yval kv, enum knob_id *k, struct err **err)
 {
 	const char *kname = yaml_scalar0(kv.key, NULL), *s;

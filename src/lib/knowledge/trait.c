@@ -260,27 +260,6 @@ static int parse_when(const struct pctx *c, struct yval v, struct trait *t, stru
 	return 0;
 }
 
-static int parse_set(const struct pctx *c, struct yval v, struct trait *t, struct err **err)
-{
-	if (!v.val || v.val == v.key || ynull(v.val))
-		return 0;
-	if (map_check(c, v.val, v.key, "set", "'set'", "knob", knob_keys(), err) < 0)
-		return -1;
-	t->set = xcalloc(KNOB__COUNT, sizeof(*t->set));
-	void *it = NULL;
-	struct fy_node_pair *p;
-	while ((p = fy_node_mapping_iterate(v.val, &it))) {
-		struct yval kv = { fy_node_pair_key(p), fy_node_pair_value(p) };
-		enum knob_id k;
-		char *canon = yknob(c, kv, &k, err);
-		if (!canon)
-			return -1;
-		t->set[t->n_set].knob = k;
-		t->set[t->n_set++].value = canon;
-	}
-	return 0;
-}
-
 int trait_parse(const struct pctx *c, struct fy_node *root, struct trait *out, struct err **err)
 {
 	static const char *const keys[] = { "kind",	"name",	      "cause",	    "roles",
@@ -303,7 +282,7 @@ int trait_parse(const struct pctx *c, struct fy_node *root, struct trait *out, s
 	if (parse_when(c, map_find(root, "when"), out, err) < 0 ||
 	    yenum(c, root, NULL, "on_unknown", w, false, unknown, &out->on_unknown, err) < 0 ||
 	    ystr(c, root, NULL, "assume", w, false, "a sentence", &out->assume, err) < 0 ||
-	    parse_set(c, map_find(root, "set"), out, err) < 0 ||
+	    yknob_set(c, map_find(root, "set"), NULL, NULL, NULL, &out->set, &out->n_set, err) < 0 ||
 	    yenum(c, root, NULL, "bringup", w, false, bringup, &out->bringup, err) < 0 ||
 	    ystrv(c, map_find(root, "dead_env"), "dead_env", false, env_ok,
 		  "invalid environment variable name", "UPPER_CASE environment variable names",

@@ -9,11 +9,11 @@
 #include "../util/cleanup.h"
 #include "plan.h"
 
-static json_t *evidence_list(const struct trait *t)
+static json_t *evidence_list(const struct evidence *e, size_t n)
 {
 	json_t *a = json_array();
-	for (size_t i = 0; i < t->n_evidence; i++)
-		json_array_append_new(a, evidence_json(&t->evidence[i]));
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, evidence_json(&e[i]));
 	return a;
 }
 
@@ -30,7 +30,13 @@ static json_t *chain_json(const struct knob_value *kv)
 			json_object_set_new(o, "predicate", json_string(tri_name(s->truth)));
 			if (s->assumption)
 				json_object_set_new(o, "assumption", json_string(s->assumption));
-			json_object_set_new(o, "evidence", evidence_list(s->trait));
+			json_object_set_new(o, "evidence",
+					    evidence_list(s->trait->evidence, s->trait->n_evidence));
+		}
+		if (s->kind == PROV_FAMILY && s->family) {
+			json_object_set_new(o, "family", json_string(s->family->name));
+			json_object_set_new(o, "evidence",
+					    evidence_list(s->family->evidence, s->family->n_evidence));
 		}
 		json_array_append_new(a, o);
 	}
@@ -59,12 +65,22 @@ static json_t *role_json(const struct plan *p, const struct role_plan *rp)
 				  "recorded", rp->image != NULL, "vllm",
 				  rp->image ? rp->image->vllm_version : NULL, "registry",
 				  rp->image ? rp->image->registry : NULL);
-	return json_pack("{s:s, s:b, s:s, s:{s:s?, s:s?}, s:o, s:o, s:o, s:o}", "lane",
+	/* the family: what follows from the model, and what matched it */
+	const struct family *fam = rp->family;
+	json_t *family = json_pack("{s:s?, s:s?, s:s?, s:o}", "name", fam ? fam->name : NULL,
+				   "description", fam ? fam->description : NULL, "why", rp->family_why,
+				   "evidence", fam ? evidence_list(fam->evidence, fam->n_evidence)
+						   : json_array());
+	if (fam) {
+		_cleanup_free_ char *w = src_pos_str(&fam->pos);
+		json_object_set_new(family, "where", json_string(w));
+	}
+	return json_pack("{s:s, s:b, s:s, s:{s:s?, s:s?}, s:o, s:o, s:o, s:o, s:o}", "lane",
 			 lane_name(role_lane(rp->role)), "feasible", role_feasible(p, rp->role),
 			 "model", rp->knobs[KNOB_MODEL].value ? rp->knobs[KNOB_MODEL].value : "",
 			 "attention_path", "value", rp->attention_path, "why", rp->attention_path_why,
-			 "checkpoint", checkpoint_facts_json(&rp->ckpt), "knobs", knobs, "traits",
-			 traits, "image", image);
+			 "checkpoint", checkpoint_facts_json(&rp->ckpt), "family", family, "knobs",
+			 knobs, "traits", traits, "image", image);
 }
 
 json_t *plan_json(const struct plan *p, const struct host_facts *f, int role)

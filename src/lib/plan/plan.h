@@ -2,7 +2,11 @@
  * plan.h — resolve(facts, profile, traits) → per-role knobs with provenance.
  *
  * Every knob value carries the chain that produced it, oldest first:
- * template default → profile → trait(s) → operator override. A trait is
+ * template default → family → profile → trait(s) → operator override. The
+ * family (what follows from the model: parsers, runner/convert, overrides)
+ * is matched by the checkpoint's config.json, by the model id only when no
+ * config is read; a checkpoint's native context clamps max_model_len (a
+ * family step after the traits, before the operator). A trait is
  * applied when its three-valued predicate is true, or unknown and the trait
  * says on_unknown: apply (the plan then records the assumption). Two traits
  * setting one knob of one role to different values is an error naming both,
@@ -21,14 +25,16 @@
 #include "../knowledge/knowledge.h"
 #include "../knowledge/vllm.h"
 
-enum prov_kind { PROV_DEFAULT, PROV_PROFILE, PROV_TRAIT, PROV_OVERRIDE };
-const char *prov_kind_name(enum prov_kind k); /* "default" "profile" "trait" "override" */
+enum prov_kind { PROV_DEFAULT, PROV_FAMILY, PROV_PROFILE, PROV_TRAIT, PROV_OVERRIDE };
+/* "default" "family" "profile" "trait" "override" */
+const char *prov_kind_name(enum prov_kind k);
 
 struct prov_step {
 	enum prov_kind kind;
 	char *value;              /* owned */
 	char *where;              /* owned: "data/profiles/thor.yaml:12:5" or ".env: CORTEX_KV_CACHE_DTYPE" */
 	const struct trait *trait; /* for PROV_TRAIT */
+	const struct family *family; /* for PROV_FAMILY (NULL: a native-context clamp of an unknown family) */
 	enum tri truth;           /* for PROV_TRAIT: TRUE, or UNKNOWN when applied on assumption */
 	char *assumption;         /* owned; set when applied on unknown */
 };
@@ -53,6 +59,8 @@ struct role_plan {
 	bool present;             /* the profile names the role */
 	struct knob_value knobs[KNOB__COUNT];
 	struct checkpoint_facts ckpt;
+	const struct family *family; /* NULL = unknown family (or the role is not feasible) */
+	char *family_why;         /* owned: what matched it, or why none did */
 	char *attention_path;     /* owned: derived backend this role will take; NULL = unknown */
 	char *attention_path_why; /* owned */
 	struct trait_eval *evals;

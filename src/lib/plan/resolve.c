@@ -3,10 +3,14 @@
  *
  * Order of precedence for each knob of each role, each step recorded:
  *   1. template default (data/template/defaults.yaml)
- *   2. profile value
- *   3. traits the profile lists whose predicate holds (or is unknown and the
+ *   2. the model's family (data/families/), matched by the checkpoint's
+ *      config.json, by the model id only when none is read (family.c)
+ *   3. profile value
+ *   4. traits the profile lists whose predicate holds (or is unknown and the
  *      trait says on_unknown: apply — the assumption is recorded)
- *   4. operator overrides (e.g. values the operator edited in .env)
+ *   5. operator overrides (e.g. values the operator edited in .env)
+ * Between 4 and 5 the checkpoint's native context clamps max_model_len (a
+ * family step naming the config key): vLLM refuses a longer one.
  *
  * Predicates are evaluated once, against the state after step 2: traits do
  * not chain into each other, so the result never depends on trait order.
@@ -14,6 +18,7 @@
  * both, unless one declares the other in `overrides:`.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../util/buf.h"
@@ -24,7 +29,7 @@
 
 const char *prov_kind_name(enum prov_kind k)
 {
-	static const char *n[] = { "default", "profile", "trait", "override" };
+	static const char *n[] = { "default", "family", "profile", "trait", "override" };
 	return n[k];
 }
 
@@ -264,45 +269,152 @@ static int fleet_traits(struct plan *p, const struct plan_input *in, struct err 
 	return 0;
 }
 
+/* The model role r runs: the operator's, else the profile's, else the
+ * template's (the checkpoint read and the family follow it). */
+static const char *role_model(const struct plan_input *in, const struct profile *pr, int r)
+{
+	const char *m = NULL;
+	for (size_t i = 0; i < in->n_overrides; i++)
+		if ((int)in->overrides[i].role == r && in->overrides[i].knob == KNOB_MODEL)
+			m = in->overrides[i].value;
+	if (!m)
+		m = pr->roles[r].knobs[KNOB_MODEL];
+	return m ? m : in->k->defaults[r].knobs[KNOB_MODEL];
+}
+
+static bool role_spec_feasible(const struct plan_input *in, const struct profile *pr, int r)
+{
+	const char *f = pr->roles[r].knobs[KNOB_FEASIBLE] ? pr->roles[r].knobs[KNOB_FEASIBLE]
+							   : in->k->defaults[r].knobs[KNOB_FEASIBLE];
+	return pr->roles[r].present && f && strcmp(f, "true") == 0;
+}
+
+/* Steps 1-3 of one role: default, family, profile (the checkpoint is read
+ * first, as the family is matched by it). */
+static int base_steps(struct plan *p, struct role_plan *rp, const struct plan_input *in,
+		      const char *ppos, struct err **err)
+{
+	const struct profile *pr = p->profile;
+	int r = (int)rp->role;
+	int (*rd)(const char *, struct checkpoint_facts *, struct err **) =
+		in->read_checkpoint ? in->read_checkpoint : checkpoint_facts_read;
+	const char *model = role_model(in, pr, r);
+	if (role_spec_feasible(in, pr, r) && model) {
+		if (rd(model, &rp->ckpt, err) < 0)
+			return err_wrap(err, "checkpoint of %s", role_name(rp->role));
+		if (family_match(in->k, model, rp->ckpt.has_config, rp->ckpt.architectures,
+				 rp->ckpt.model_type, role_lane(rp->role), &rp->family, &rp->family_why,
+				 err) < 0)
+			return err_wrap(err, "%s", role_name(rp->role));
+	} else {
+		rp->ckpt.kv_scales_why = xstrdup("role not feasible: checkpoint not read");
+	}
+	const struct family *fam = rp->family;
+	for (int kn = 0; kn < KNOB__COUNT; kn++) {
+		const struct role_spec *d = &in->k->defaults[r];
+		if (d->knobs[kn]) {
+			_cleanup_free_ char *w = src_pos_str(&d->knob_pos[kn]);
+			knob_push(&rp->knobs[kn], PROV_DEFAULT, d->knobs[kn], w, NULL, TRI_TRUE, NULL);
+		}
+		for (size_t i = 0; fam && i < fam->n_set; i++)
+			if ((int)fam->set[i].knob == kn) {
+				_cleanup_free_ char *w = src_pos_str(&fam->set_pos[kn]);
+				knob_push(&rp->knobs[kn], PROV_FAMILY, fam->set[i].value, w, NULL, TRI_TRUE,
+					  NULL);
+				rp->knobs[kn].chain[rp->knobs[kn].n_chain - 1].family = fam;
+			}
+		if (pr->roles[r].knobs[kn]) {
+			_cleanup_free_ char *w = src_pos_str(&pr->roles[r].knob_pos[kn]);
+			knob_push(&rp->knobs[kn], PROV_PROFILE, pr->roles[r].knobs[kn], w, NULL, TRI_TRUE,
+				  NULL);
+		}
+	}
+	if (!rp->present) {
+		_cleanup_free_ char *w = xasprintf("%s (profile '%s' does not name the role)", ppos,
+						   pr->name);
+		knob_push(&rp->knobs[KNOB_FEASIBLE], PROV_PROFILE, "false", w, NULL, TRI_TRUE, NULL);
+	}
+	return 0;
+}
+
+/* Between traits and operator: a max_model_len beyond the checkpoint's
+ * native context is clamped to it (vLLM would refuse to start). */
+static void clamp_context(struct role_plan *rp)
+{
+	struct knob_value *kv = &rp->knobs[KNOB_MAX_MODEL_LEN];
+	if (rp->ckpt.native_context <= 0 || !kv->value || atoll(kv->value) <= rp->ckpt.native_context)
+		return;
+	_cleanup_free_ char *v = xasprintf("%lld", rp->ckpt.native_context);
+	_cleanup_free_ char *w = xasprintf("%s/config.json: the checkpoint's native context (%s)",
+					   rp->ckpt.snapshot ? rp->ckpt.snapshot : "checkpoint",
+					   rp->ckpt.native_context_why);
+	knob_push(kv, PROV_FAMILY, v, w, NULL, TRI_TRUE, NULL);
+	kv->chain[kv->n_chain - 1].family = rp->family;
+}
+
+/* After the operator: family values still in effect must be accepted by
+ * the role's vLLM; an unknown family on a generate lane, or an operator's
+ * context beyond the native one, is a warning. */
+static int family_checks(struct plan *p, struct role_plan *rp, struct err **err)
+{
+	const char *rn = role_name(rp->role);
+	for (int kn = 0; rp->reg && kn < KNOB__COUNT; kn++) {
+		const struct knob_value *kv = &rp->knobs[kn];
+		const struct prov_step *last = kv->n_chain ? &kv->chain[kv->n_chain - 1] : NULL;
+		const char *flag = knob_vllm_flag((enum knob_id)kn);
+		if (!last || last->kind != PROV_FAMILY || !last->family || !flag ||
+		    !strcmp(kv->value, "none") || !strcmp(kv->value, "auto"))
+			continue;
+		_cleanup_free_ char *bad = NULL;
+		if (vllm_reg_check_arg(rp->reg, flag, kv->value, &bad) < 0)
+			return err_set(err, EXIT_CONFIG, "%s: family '%s' for %s (%s): %s (image %s); "
+				       "expected the profile or the operator to set %s",
+				       last->where, last->family->name, rn,
+				       rp->knobs[KNOB_MODEL].value, bad, rp->image->name, knob_name(kn));
+	}
+	if (!rp->family && role_lane(rp->role) == LANE_GENERATE &&
+	    !strcmp(rp->knobs[KNOB_TOOL_CALL_PARSER].value ? rp->knobs[KNOB_TOOL_CALL_PARSER].value
+							   : "none", "none")) {
+		_cleanup_free_ char *up = xstrdup(rn);
+		for (char *c = up; *c; c++)
+			*c = (char)(*c - 'a' + 'A');
+		_cleanup_free_ char *w = xasprintf("%s: unknown family: pass --tool-call-parser "
+						   "(%s_TOOL_CALL_PARSER in .env) or add a family; '%s' "
+						   "gets no tool-call or reasoning parser (%s)", rn, up,
+						   rp->knobs[KNOB_MODEL].value,
+						   rp->family_why ? rp->family_why : "checkpoint not read");
+		strv_push(&p->warnings, w);
+	}
+	const struct knob_value *ml = &rp->knobs[KNOB_MAX_MODEL_LEN];
+	if (rp->ckpt.native_context > 0 && ml->value && atoll(ml->value) > rp->ckpt.native_context) {
+		_cleanup_free_ char *w = xasprintf("%s: max_model_len %s (%s) exceeds the checkpoint's "
+						   "native context %lld (%s); vLLM refuses it unless "
+						   "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1", rn, ml->value,
+						   ml->chain[ml->n_chain - 1].where,
+						   rp->ckpt.native_context, rp->ckpt.native_context_why);
+		strv_push(&p->warnings, w);
+	}
+	return 0;
+}
+
 int plan_resolve(struct plan *p, const struct plan_input *in, struct err **err)
 {
 	memset(p, 0, sizeof(*p));
 	if (select_profile(p, in, err) < 0)
 		return -1;
 	const struct profile *pr = p->profile;
-	int (*rd)(const char *, struct checkpoint_facts *, struct err **) =
-		in->read_checkpoint ? in->read_checkpoint : checkpoint_facts_read;
 	_cleanup_free_ char *ppos = src_pos_str(&pr->pos);
 	for (int r = 0; r < ROLE__COUNT; r++) {
 		struct role_plan *rp = &p->roles[r];
 		rp->role = (enum role_id)r;
 		rp->present = pr->roles[r].present;
-		for (int kn = 0; kn < KNOB__COUNT; kn++) {
-			const struct role_spec *d = &in->k->defaults[r];
-			if (d->knobs[kn]) {
-				_cleanup_free_ char *w = src_pos_str(&d->knob_pos[kn]);
-				knob_push(&rp->knobs[kn], PROV_DEFAULT, d->knobs[kn], w, NULL, TRI_TRUE, NULL);
-			}
-			if (pr->roles[r].knobs[kn]) {
-				_cleanup_free_ char *w = src_pos_str(&pr->roles[r].knob_pos[kn]);
-				knob_push(&rp->knobs[kn], PROV_PROFILE, pr->roles[r].knobs[kn], w, NULL,
-					  TRI_TRUE, NULL);
-			}
-		}
-		if (!rp->present) {
-			_cleanup_free_ char *w = xasprintf("%s (profile '%s' does not name the role)", ppos,
-							   pr->name);
-			knob_push(&rp->knobs[KNOB_FEASIBLE], PROV_PROFILE, "false", w, NULL, TRI_TRUE, NULL);
-		}
-		if (knob_is_true(&rp->knobs[KNOB_FEASIBLE]) && rp->knobs[KNOB_MODEL].value) {
-			if (rd(rp->knobs[KNOB_MODEL].value, &rp->ckpt, err) < 0)
-				return err_wrap(err, "checkpoint of %s", role_name(rp->role));
-		} else {
-			rp->ckpt.kv_scales_why = xstrdup("role not feasible: checkpoint not read");
-		}
+		if (base_steps(p, rp, in, ppos, err) < 0)
+			return -1;
 		derive_attention_path(p, rp);
 		if (knob_is_true(&rp->knobs[KNOB_FEASIBLE]) && apply_traits_to_role(p, rp, in, err) < 0)
 			return -1;
+		if (knob_is_true(&rp->knobs[KNOB_FEASIBLE]))
+			clamp_context(rp);
 	}
 	if (fleet_traits(p, in, err) < 0)
 		return -1;
@@ -329,6 +441,8 @@ int plan_resolve(struct plan *p, const struct plan_input *in, struct err **err)
 				return err_set(err, EXIT_CONFIG, "%s: role '%s' is feasible but has no %s; "
 						 "expected the profile to set it or mark the role feasible: false",
 					       ppos, role_name(rp->role), knob_name(need[i]));
+		if (family_checks(p, rp, err) < 0)
+			return -1;
 	}
 	bool placed[ROLE__COUNT] = { 0 };
 	for (char **o = pr->order; o && *o; o++) {
@@ -351,6 +465,7 @@ void plan_free(struct plan *p)
 		for (int kn = 0; kn < KNOB__COUNT; kn++)
 			knob_value_free(&rp->knobs[kn]);
 		checkpoint_facts_free(&rp->ckpt);
+		free(rp->family_why);
 		free(rp->attention_path);
 		free(rp->attention_path_why);
 		for (size_t i = 0; i < rp->n_evals; i++)
