@@ -44,6 +44,21 @@ run "$LOBES" render --target kubernetes --profile thor --out "$TMP/one"
 is "$([ -e "$TMP/one/overlays/thor/peers.yaml" ] && echo yes || echo no)" no "alone, thor has no peer to proxy hand to"
 unlike "$(cat "$TMP/one/overlays/thor/daemonset.yaml")" "NotIn" "alone, no affinity against other profiles"
 
+# two profiles whose cards carry the same GFD labels would both land on a node
+mkdir -p "$TMP/dup/profiles"
+sed 's/^name: thor/name: thor2/; s/^profile: thor/profile: thor2/' "$SRC/data/cards/thor.yaml" >"$TMP/dup/profiles/card-thor2.yaml"
+sed 's/^name: thor/name: thor2/; s/^card: thor/card: thor2/' "$SRC/data/profiles/thor.yaml" >"$TMP/dup/profiles/thor2.yaml"
+run "$LOBES" --dir "$TMP/dup" render --target kubernetes --profile thor --profile thor2 --out "$TMP/dupo"
+is "$rc" 3 "two profiles selecting the same nodes are refused"
+like "$errout" "profiles 'thor' and 'thor2' would select the same nodes" "the error names both"
+is "$([ -e "$TMP/dupo" ] && echo written || echo nothing)" nothing "and nothing is written"
+# an operator card without GFD labels runs only where a node is labelled for it
+sed -i '/^kubernetes:/,/^evidence:/{/^evidence:/!d}' "$TMP/dup/profiles/card-thor2.yaml"
+run "$LOBES" --dir "$TMP/dup" render --target kubernetes --profile thor --profile thor2 --out "$TMP/dupo"
+is "$rc" 0 "a card without GFD labels renders"
+like "$(cat "$TMP/dupo/overlays/thor2/daemonset.yaml")" "^        lobes/profile: 'thor2'$" "and selects only nodes labelled for its profile"
+like "$(cat "$TMP/dupo/overlays/thor/daemonset.yaml")" "^                      - 'thor2'$" "which the thor overlay then leaves alone"
+
 if ! command -v kubectl >/dev/null; then
 	ok 0 "# SKIP kubectl is not installed: the kustomize build and the manifest checks did not run"
 	done_testing
@@ -85,4 +100,36 @@ while read -r line; do
 	esac
 done <"$TMP/tap"
 [ -s "$TMP/tap" ] || ok 1 "check_manifests.py printed nothing"
+
+# Every object against the Kubernetes OpenAPI schema (npm's kubernetes-models
+# 4.5.1 = Kubernetes v1.33.0), installed once into a cache outside the tree.
+KM_VERSION=4.5.1
+KM=${LOBES_NPM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/lobes-test}/kubernetes-models-$KM_VERSION
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+	ok 0 "# SKIP node/npm are not installed: the schema validation did not run"
+	done_testing
+fi
+if [ ! -f "$KM/node_modules/kubernetes-models/package.json" ]; then
+	mkdir -p "$KM"
+	timeout 300 npm install --loglevel=error --no-audit --no-fund --prefix "$KM" "kubernetes-models@$KM_VERSION" \
+		>"$TMP/npm.log" 2>&1
+fi
+if [ ! -f "$KM/node_modules/kubernetes-models/package.json" ]; then
+	echo "# npm install kubernetes-models@$KM_VERSION failed:"; sed 's/^/#   /' "$TMP/npm.log" | tail -5
+	ok 0 "# SKIP npm is unreachable: the schema validation (Kubernetes v1.33.0) did not run"
+	done_testing
+fi
+python3 -c 'import json, sys, yaml; json.dump([d for d in yaml.safe_load_all(open(sys.argv[1])) if d], open(sys.argv[2], "w"))' \
+	"$B/all.yaml" "$TMP/all.json"
+node "$SRC/tests/k8s/validate.mjs" "$KM/node_modules" "$TMP/all.json" >"$TMP/schema.tap"
+grep -A3 '^not ok' "$TMP/schema.tap" | sed 's/^/# /'
+is "$(grep -c '^ok ' "$TMP/schema.tap")" "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$TMP/all.json")" \
+	"every object of the whole tree validates against the Kubernetes v1.33.0 schema"
+# the validator is not a pass-through: a wrong type is refused
+sed -i '0,/containerPort: 8000/s//containerPort: "http"/' "$B/all.yaml"
+python3 -c 'import json, sys, yaml; json.dump([d for d in yaml.safe_load_all(open(sys.argv[1])) if d], open(sys.argv[2], "w"))' \
+	"$B/all.yaml" "$TMP/bad.json"
+node "$SRC/tests/k8s/validate.mjs" "$KM/node_modules" "$TMP/bad.json" >"$TMP/bad.tap"
+like "$(cat "$TMP/bad.tap")" "containerPort must be integer" "a string containerPort is refused"
+is "$(grep -c "^not ok" "$TMP/bad.tap")" 1 "and only that object"
 done_testing

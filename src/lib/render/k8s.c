@@ -161,13 +161,13 @@ static void node_selection(struct buf *b, const struct k8s_ctx *c)
 {
 	const struct plan *p = c->prof->plan;
 	buf_adds(b, "      nodeSelector:\n");
-	if (!k8s_gfd_selects(p)) {
+	if (!k8s_gfd_selects(c->prof->card)) {
 		buf_printf(b, "        %s: ", c->kt->profile_label);
 		k8s_q(b, p->profile->name);
 		buf_adds(b, "\n");
 		return;
 	}
-	const struct card *cd = p->card;
+	const struct card *cd = c->prof->card;
 	buf_adds(b, "        nvidia.com/gpu.product: ");
 	k8s_q(b, cd->gfd_product);
 	buf_adds(b, "\n        nvidia.com/gpu.compute.major: ");
@@ -202,9 +202,9 @@ static void pod_comment(struct buf *b, const struct k8s_ctx *c)
 		    "# A sidecar restarted later does not wait for the others: the gateway\n"
 		    "# answers 503 backend_unavailable for its role until it is up again.\n");
 	k8s_comment_infeasible(b, p);
-	if (k8s_gfd_selects(p)) {
+	if (k8s_gfd_selects(c->prof->card)) {
 		buf_adds(b, "# Nodes: GPU Feature Discovery labels of the card;");
-		k8s_comment_wrapped(b, p->card->gfd_note);
+		k8s_comment_wrapped(b, c->prof->card->gfd_note);
 	} else
 		buf_printf(b, "# Nodes: only those an operator labels %s=%s (this card has no\n"
 			      "# validated GPU Feature Discovery labels: never chosen silently).\n",

@@ -27,11 +27,12 @@ struct k8s_ctx {
 };
 
 /* The profile whose gateway serves role r for c->prof (it is infeasible
- * there), or NULL: the first other rendered profile where r is feasible. */
+ * there), or NULL: an other rendered profile where r is feasible, on a
+ * validated card first, then a partial one; never an opt-in profile. */
 const struct plan *k8s_peer_for(const struct k8s_ctx *c, enum role_id r);
 /* Whether a profile's nodes are chosen by GPU Feature Discovery labels
  * (its card has them and is not unvalidated); else by the opt-in label. */
-bool k8s_gfd_selects(const struct plan *p);
+bool k8s_gfd_selects(const struct card *c);
 /* "lobes-gateway-key-<profile>"; caller frees. */
 char *k8s_key_secret(const char *profile);
 

@@ -22,10 +22,9 @@
 #include "../util/cleanup.h"
 #include "k8s_int.h"
 
-bool k8s_gfd_selects(const struct plan *p)
+bool k8s_gfd_selects(const struct card *c)
 {
-	return p->card && p->card->gfd_product && p->card->status &&
-	       strcmp(p->card->status, "unvalidated") != 0;
+	return c && c->gfd_product && c->status && strcmp(c->status, "unvalidated") != 0;
 }
 
 char *k8s_key_secret(const char *profile)
@@ -39,16 +38,16 @@ const struct plan *k8s_peer_for(const struct k8s_ctx *c, enum role_id r)
 		return NULL;
 	/* a validated card's profile first, then a partial one; never a
 	 * profile that runs only where an operator labels a node */
-	const struct plan *best = NULL;
+	const struct k8s_profile *best = NULL;
 	for (size_t i = 0; i < c->n_all; i++) {
-		const struct plan *q = c->all[i].plan;
-		if (q == c->prof->plan || !role_feasible(q, r) || !k8s_gfd_selects(q))
+		const struct k8s_profile *q = &c->all[i];
+		if (q == c->prof || !role_feasible(q->plan, r) || !k8s_gfd_selects(q->card))
 			continue;
 		if (!best || (strcmp(best->card->status, "validated") != 0 &&
 			      strcmp(q->card->status, "validated") == 0))
 			best = q;
 	}
-	return best;
+	return best ? best->plan : NULL;
 }
 
 void k8s_header(struct buf *b, const char *file, const struct plan *p)
@@ -331,12 +330,12 @@ static void render_overlay(struct k8s_ctx *c, struct render_out *out)
 		put(out, xasprintf("overlays/%s/peers.yaml", name), peers, 0644);
 }
 
-static bool same_gfd(const struct plan *a, const struct plan *b)
+static bool same_gfd(const struct card *a, const struct card *b)
 {
 	return k8s_gfd_selects(a) && k8s_gfd_selects(b) &&
-	       !strcmp(a->card->gfd_product, b->card->gfd_product) &&
-	       !strcmp(a->card->gfd_compute_major, b->card->gfd_compute_major) &&
-	       !strcmp(a->card->gfd_compute_minor, b->card->gfd_compute_minor);
+	       !strcmp(a->gfd_product, b->gfd_product) &&
+	       !strcmp(a->gfd_compute_major, b->gfd_compute_major) &&
+	       !strcmp(a->gfd_compute_minor, b->gfd_compute_minor);
 }
 
 int render_kubernetes(const struct k8s_profile *ps, size_t n, const struct fleet_template *t,
@@ -353,12 +352,12 @@ int render_kubernetes(const struct k8s_profile *ps, size_t n, const struct fleet
 			    !strcmp(ps[i].plan->profile->name, ps[j].plan->profile->name))
 				return err_set(err, EXIT_USAGE, "profile '%s' is named twice",
 					       ps[i].plan->profile->name);
-			if (same_gfd(ps[i].plan, ps[j].plan))
+			if (same_gfd(ps[i].card, ps[j].card))
 				return err_set(err, EXIT_CONFIG,
 					       "profiles '%s' and '%s' would select the same nodes (GPU "
 					       "Feature Discovery labels of card '%s'); render one of them",
 					       ps[j].plan->profile->name, ps[i].plan->profile->name,
-					       ps[i].plan->card->name);
+					       ps[i].card->name);
 		}
 	struct k8s_ctx c = { .t = t, .kt = kt, .o = o, .all = ps, .n_all = n };
 	put(out, xstrdup("kustomization.yaml"), root_kustomization(ps, n), 0644);

@@ -75,6 +75,7 @@ int render_nominal_k8s(const struct knowledge *k, const char *const *profiles, s
 			goto out;
 		}
 		ps[done].plan = &p[done];
+		ps[done].card = pr ? knowledge_card(k, pr->card) : NULL;
 		const char *mem = f[done].mem_total.valid ? f[done].mem_total.value : NULL;
 		if (mem && f[done].memory_model.valid && !strcmp(f[done].memory_model.value, "unified"))
 			ps[done].mem_bytes = strtoull(mem, NULL, 10);

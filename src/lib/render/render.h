@@ -84,10 +84,11 @@ struct k8s_options {
 	const char *hf_claim;    /* a PersistentVolumeClaim for the HF cache; NULL: hostPath */
 };
 
-/* One card profile of the tree: its plan and its card's nominal memory
- * (bytes; 0 when unknown: no memory requests). */
+/* One card profile of the tree: its plan, its card and the card's nominal
+ * memory (bytes; 0 when unknown: no memory requests). */
 struct k8s_profile {
 	const struct plan *plan;
+	const struct card *card; /* the profile's own card; NULL: none (base) */
 	unsigned long long mem_bytes;
 };
 
