@@ -4,6 +4,7 @@
 #   make test    same setup, then the whole suite through prove
 #   make asan    build and test with AddressSanitizer + UBSan (in build-asan/)
 #   make goldens regenerate tests/goldens/ from the shipped profiles (compose, and k8s/)
+#   make image   build the lobes image (FROM scratch) on the docker at DOCKER_HOST
 #
 # WERROR=1 turns warnings into errors (CI sets it).
 
@@ -32,7 +33,7 @@ TEST_HELPERS_MK := $(wildcard tests/*.mk)
 DEB_PKGS := build-essential pkg-config libfyaml-dev libjansson-dev libcurl4-openssl-dev \
 	libpcre2-dev libcmocka-dev docker.io docker-compose perl python3-yaml
 
-.PHONY: all deps run test check asan goldens clean man bench-triage bench-bringup unit
+.PHONY: all deps run test check asan goldens clean man image bench-triage bench-bringup unit
 all: $(BUILD)/lobes
 
 # Install what is missing, through apt, when we may (root or sudo without a password).
@@ -114,6 +115,12 @@ goldens: $(BUILD)/lobes
 	@rm -rf tests/goldens/k8s && \
 	  LOBES_DIR=/nonexistent $(BUILD)/lobes render --target kubernetes --out tests/goldens/k8s >/dev/null && \
 	  echo "golden: tests/goldens/k8s (every shipped profile, --target kubernetes)"
+
+# The lobes image (tools/image.sh: FROM scratch, the binary and what ldd
+# names), built on the docker at DOCKER_HOST; LOBES_IMAGE names it.
+LOBES_IMAGE ?= lobes:latest
+image: $(BUILD)/lobes
+	tools/image.sh $(BUILD)/lobes $(BUILD)/image $(LOBES_IMAGE)
 
 man: $(BUILD)/lobes
 	$(BUILD)/lobes --man > docs/lobes.1
