@@ -260,6 +260,31 @@ static const struct command commands[] = {
 	  "                     the engine's vLLM version, load average), the table, a\n"
 	  "                     side-by-side table for --via both, a latency plot\n"
 	  "Exit 1 when a request failed or a run completed none, 0 otherwise.\n" },
+	{ "eval", cmd_eval, "lobes eval compare [--top-k K] [--tasks SET] [--max-tasks N] [--timeout S] [--json] A B",
+	  "compare two settings of a model: token distributions and greedy answers",
+	  "A and B: http://HOST:PORT[/v1][#MODEL] (MODEL: else the first of its\n"
+	  "/v1/models; key: LOBES_EVAL_API_KEY) or ROLE[@DIR] (the role's engine port in\n"
+	  "deploy dir DIR, else --dir; the model is the role name). A is the baseline.\n"
+	  "1. The reference text (data/evals/reference.txt, from Debian's vim-runtime,\n"
+	  "   Open Publication License) is sent to each once with prompt_logprobs K and\n"
+	  "   its token ids are read from /tokenize (an engine's port: the gateway does\n"
+	  "   not serve it). As llama.cpp's perplexity --kl-divergence: mean, p99 and\n"
+	  "   max KL(A||B) per token, on the top-K tokens both returned with the rest\n"
+	  "   of each distribution as one bucket (a lower bound of the full KLD); the\n"
+	  "   same-top-token rate; mean and max |delta log p| of the text's token; the\n"
+	  "   perplexity of each and their ratio B/A.\n"
+	  "2. Every task of the set (data/evals/SET.json; default synthetic: generated\n"
+	  "   arithmetic and string tasks, seed recorded) is asked of each as a chat at\n"
+	  "   temperature 0, thinking off: exact-match accuracy of each (spaces, quotes\n"
+	  "   and a final full stop trimmed) and the rate at which they agree.\n"
+	  "One request at a time. Read-only; it reports and does not judge (see\n"
+	  "`lobes verify fp8-kv-accuracy`).\n"
+	  "  --top-k K       prompt logprobs per position, 1-20 (default 20)\n"
+	  "  --tasks SET     the task set (default synthetic)\n"
+	  "  --max-tasks N   only the first N tasks\n"
+	  "  --timeout S     bound on one request (default 120)\n"
+	  "Exit 0 compared, 3 bad deploy dir or task set, 4 a side did not answer usably\n"
+	  "(no prompt_logprobs, no /tokenize, different tokenizers).\n" },
 	{ "stop", cmd_stop, "lobes stop [--apply] [--drop-caches] [--no-gateway] [--wait S]",
 	  "tear the fleet down and wait for its memory to come back (dry-run unless --apply)",
 	  "First stops the gateway `lobes serve` started (SIGTERM: it drains within\n"

@@ -88,5 +88,6 @@ CMD(probe);
 CMD(doctor);
 CMD(gateway);
 CMD(bench);
+CMD(eval);
 
 #endif

@@ -3,7 +3,7 @@
  * (a test double) with libmicrohttpd on the socket main() bound early.
  *
  * Routes: GET /health, /version, /v1/models; POST /v1/chat/completions,
- * /v1/completions (generate.c), /v1/embeddings, /v1/rerank, /rerank,
+ * /v1/completions (generate.c), /tokenize (logprob.c), /v1/embeddings, /v1/rerank, /rerank,
  * /v2/rerank, /v1/score, /score (pool.c). Errors use vLLM's
  * {"error":{"message","type","param","code"}} shape; unknown routes answer
  * FastAPI's {"detail":"Not Found"}.
@@ -350,6 +350,7 @@ static handler post_route(const char *url)
 		{ "/v1/embeddings", api_embeddings }, { "/v1/rerank", api_rerank },
 		{ "/rerank", api_rerank },            { "/v2/rerank", api_rerank },
 		{ "/v1/score", api_score },           { "/score", api_score },
+		{ "/tokenize", api_tokenize },
 	};
 
 	for (size_t i = 0; i < sizeof routes / sizeof *routes; i++)

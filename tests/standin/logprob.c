@@ -17,6 +17,9 @@
  * position and the candidate, A = S->fp8_noise (STANDIN_FP8_NOISE, nats),
  * before the softmax. Each log-probability therefore moves by at most 2A,
  * and the run with A = 0 is identical to the run without fp8.
+ *
+ * POST /tokenize answers the same token ids (a comparison needs the
+ * prompt's ids to find its token among the top-k).
  */
 #include <ctype.h>
 #include <math.h>
@@ -175,4 +178,25 @@ json_t *toy_prompt_logprobs(const char *prompt, int k, int *n_tokens)
 		json_array_append_new(out, pos);
 	}
 	return out;
+}
+
+/* POST /tokenize (vLLM serves it at the root): the toy token ids. */
+void api_tokenize(struct reply *r, json_t *req)
+{
+	static struct tok toks[8192];
+	const char *prompt = json_string_value(json_object_get(req, "prompt"));
+	json_t *ids = json_array();
+	int n;
+
+	if (S->task != TASK_GENERATE)
+		return reply_error(r, 400, NULL, "The model does not support Tokenize API");
+	if (!model_ok(r, req))
+		return;
+	if (!prompt)
+		return reply_error(r, 400, "prompt", "prompt: a string");
+	n = tokenize(prompt, toks, (int)(sizeof toks / sizeof *toks));
+	for (int i = 0; i < n; i++)
+		json_array_append_new(ids, json_integer(toks[i].id));
+	reply_json(r, 200, json_pack("{s:i, s:i, s:o, s:n}", "count", n, "max_model_len",
+				     (json_int_t)S->max_model_len, "tokens", ids, "token_strs"));
 }

@@ -320,6 +320,7 @@ int main(int argc, char **argv)
 	vlog(LV_INFO, "launcher.py:45", "Route: /v2/rerank, Methods: POST");
 	vlog(LV_INFO, "launcher.py:45", "Route: /score, Methods: POST");
 	vlog(LV_INFO, "launcher.py:45", "Route: /v1/score, Methods: POST");
+	vlog(LV_INFO, "launcher.py:45", "Route: /tokenize, Methods: POST");
 	if (http_start(&state) < 0)
 		return 1;
 	uvlog("Started server process [%d]", (int)getpid());

@@ -3,7 +3,8 @@
  *
  * Deterministic answers just good enough for lobes' correctness probes:
  * chat knows two facts (the capital of France, the colour of the sky) and
- * otherwise echoes; embeddings are a hashed bag of words, L2-normalised, so
+ * the sums, differences and products of "What is X + Y?", and otherwise
+ * echoes; embeddings are a hashed bag of words, L2-normalised, so
  * paraphrases sharing words score a higher cosine than unrelated text;
  * rerank relevance is the cosine of the query's and document's word sets.
  * Words are lowercase ASCII alphanumeric runs, a trailing plural "s" is
@@ -91,8 +92,18 @@ static bool has(const char *haystack, const char *needle)
 
 void model_chat_reply(const char *prompt, char *out, size_t size)
 {
+	const char *q;
+	long x, y;
+	char op;
+
 	if (!prompt)
 		prompt = "";
+	/* "What is 12 + 30?": the toy can add, subtract and multiply */
+	if ((q = strstr(prompt, "What is ")) && sscanf(q + 8, "%ld %c %ld", &x, &op, &y) == 3 &&
+	    (op == '+' || op == '-' || op == '*')) {
+		snprintf(out, size, "%ld", op == '+' ? x + y : op == '-' ? x - y : x * y);
+		return;
+	}
 	if (has(prompt, "capital") && has(prompt, "france"))
 		snprintf(out, size, "Paris");
 	else if (has(prompt, "sky"))

@@ -204,6 +204,8 @@ void api_score(struct reply *r, json_t *req);
  * null for the first token, then {token_id: {logprob, rank, decoded_token}}),
  * perturbed by S->fp8_noise; *n_tokens gets the prompt's token count. */
 json_t *toy_prompt_logprobs(const char *prompt, int k, int *n_tokens);
+/* POST /tokenize: the toy token ids of "prompt". */
+void api_tokenize(struct reply *r, json_t *req);
 
 /* sys.c — host facilities. */
 #define GiB (1024.0 * 1024.0 * 1024.0)

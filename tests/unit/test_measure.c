@@ -70,11 +70,58 @@ static void test_shape(void **state)
 	assert_int_equal(bench_shape("wide", &in, &out), -1);
 }
 
+static void test_figures(void **state)
+{
+	(void)state;
+	struct err *e = NULL;
+	json_t *ids = json_pack("[i, i, i]", 1, 5, 9);
+	json_t *a = json_loads("[null, {\"5\": {\"logprob\": -0.5, \"rank\": 1}, \"7\": {\"logprob\": -1.5, \"rank\": 2}},"
+			       " {\"9\": {\"logprob\": -2.0, \"rank\": 3}, \"4\": {\"logprob\": -0.1, \"rank\": 1}}]", 0, NULL);
+	json_t *b = json_loads("[null, {\"5\": {\"logprob\": -0.6, \"rank\": 2}, \"7\": {\"logprob\": -0.55, \"rank\": 1}},"
+			       " {\"9\": {\"logprob\": -2.0, \"rank\": 3}, \"4\": {\"logprob\": -0.1, \"rank\": 1}}]", 0, NULL);
+	json_t *f = eval_logprob_figures(a, a, ids, &e);
+	assert_non_null(f);
+	assert_true(json_number_value(json_object_get(f, "kld_max")) == 0);
+	assert_true(json_number_value(json_object_get(f, "same_top")) == 1);
+	json_decref(f);
+	f = eval_logprob_figures(a, b, ids, &e);
+	assert_non_null(f);
+	/* position 1 by hand: tokens 5 and 7 in both, the rest one bucket */
+	double pa5 = exp(-0.5), pa7 = exp(-1.5), pb5 = exp(-0.6), pb7 = exp(-0.55);
+	double ra = 1 - pa5 - pa7, rb = 1 - pb5 - pb7;
+	double k1 = pa5 * 0.1 + pa7 * (-1.5 + 0.55) + ra * log(ra / rb);
+	assert_float_equal(json_number_value(json_object_get(f, "kld_max")), k1, 1e-12);
+	assert_float_equal(json_number_value(json_object_get(f, "kld_mean")), k1 / 2, 1e-12);
+	assert_int_equal(json_integer_value(json_object_get(f, "positions")), 2);
+	assert_float_equal(json_number_value(json_object_get(f, "same_top")), 0.5, 1e-12); /* 5 vs 7 on top */
+	assert_float_equal(json_number_value(json_object_get(f, "dlogp_max")), 0.1, 1e-12);
+	assert_float_equal(json_number_value(json_object_get(f, "dlogp_mean")), 0.05, 1e-12);
+	assert_float_equal(json_number_value(json_object_get(f, "ppl_a")), exp((0.5 + 2.0) / 2), 1e-12);
+	assert_float_equal(json_number_value(json_object_get(f, "ppl_ratio")), exp(0.1 / 2), 1e-12);
+	json_decref(f);
+	/* a side that lacks the prompt's token, and arrays that do not line up */
+	json_t *short_ids = json_pack("[i, i]", 1, 5);
+	assert_null(eval_logprob_figures(a, b, short_ids, &e));
+	assert_int_equal(e->code, EXIT_RUNTIME);
+	err_free(e);
+	e = NULL;
+	json_t *other = json_pack("[i, i, i]", 1, 6, 9);
+	assert_null(eval_logprob_figures(a, b, other, &e));
+	assert_string_contains(e->msg, "prompt token 6");
+	err_free(e);
+	json_decref(other);
+	json_decref(short_ids);
+	json_decref(ids);
+	json_decref(a);
+	json_decref(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_percentile), cmocka_unit_test(test_summary),
 		cmocka_unit_test(test_prompt), cmocka_unit_test(test_shape),
+		cmocka_unit_test(test_figures),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -94,3 +94,25 @@ char *measure_engine_version(const char *origin, const char *bearer, double time
 	buf_free(&b);
 	return v;
 }
+
+char *measure_first_model(const char *origin, const char *bearer, double timeout_s, struct err **err)
+{
+	_cleanup_free_ char *url = xasprintf("%s/v1/models", origin);
+	struct buf b;
+	char *id = NULL;
+
+	buf_init(&b, MAX_BODY);
+	long status = request(url, bearer, NULL, timeout_s, &b, err);
+	if (status == 200) {
+		json_error_t je;
+		json_auto_t *j = json_loads(buf_str(&b), 0, &je);
+		const char *s = json_string_value(
+			json_object_get(json_array_get(json_object_get(j, "data"), 0), "id"));
+		if (s)
+			id = xstrdup(s);
+	}
+	if (!id && status >= 0)
+		err_set(err, EXIT_RUNTIME, "'%s' answered %ld without a model id", url, status);
+	buf_free(&b);
+	return id;
+}

@@ -91,6 +91,9 @@ double measure_percentile(const double *sorted, size_t n, double p);
  * no version). Caller frees. */
 char *measure_engine_version(const char *origin, const char *bearer, double timeout_s);
 
+/* The first model id of origin's GET /v1/models, or NULL with err. */
+char *measure_first_model(const char *origin, const char *bearer, double timeout_s, struct err **err);
+
 /* A markdown report of a bench result ({command, box, runs: [...]}, as the
  * bench command builds it): the command, the box, one table per target and
  * an ASCII plot of median TTFT / TPOT (or latency) against concurrency.
@@ -123,11 +126,13 @@ json_t *eval_compare(const struct eval_side *a, const struct eval_side *b,
 		     const struct eval_opts *o, struct err **err);
 
 /* The pure half: divergence figures of two prompt_logprobs arrays (vLLM's
- * shape) over the same text. KL(a || b) per position on the tokens both
- * returned in their top-k, the rest of each distribution as one bucket (a
- * lower bound of the full-vocabulary KLD). Returns {positions, kld_mean,
- * kld_p99, kld_max, same_top, dlogp_mean, dlogp_max, ppl_a, ppl_b,
- * ppl_ratio} or NULL with err when the arrays do not line up. */
-json_t *eval_logprob_figures(const json_t *a, const json_t *b, struct err **err);
+ * shape) over the same text whose token ids are ids (/tokenize). KL(a || b)
+ * per position on the tokens both returned in their top-k, the rest of each
+ * distribution as one bucket (a lower bound of the full-vocabulary KLD).
+ * Returns {positions, kld_mean, kld_p99, kld_max, same_top (a fraction),
+ * dlogp_mean, dlogp_max (|delta log p| of the prompt's token), ppl_a, ppl_b,
+ * ppl_ratio (b / a), kld_note} or NULL with err when they do not line up. */
+json_t *eval_logprob_figures(const json_t *a, const json_t *b, const json_t *ids, struct err **err);
+extern const char *const eval_kld_note;
 
 #endif

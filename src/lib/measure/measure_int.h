@@ -22,6 +22,10 @@ json_t *measure_summary_ms(double *v, size_t n);
  * pointers into the embedded data. Returns NULL with err when missing. */
 const char *const *measure_words(size_t *n, struct err **err);
 
+/* The embedded data file at path ("data/evals/reference.txt"), NUL-
+ * terminated, or NULL; *len (may be NULL) its length. */
+const char *measure_data(const char *path, size_t *len);
+
 /* POST body (JSON) to origin+path with the bearer, bounded by timeout_s;
  * the response's JSON in *out. Returns the HTTP status, or -1 with err
  * (EXIT_RUNTIME) when no usable JSON answer came. */

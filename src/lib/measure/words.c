@@ -8,7 +8,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../knowledge/embedded.h"
 #include "../util/buf.h"
 #include "measure.h"
 #include "measure_int.h"
@@ -32,16 +31,13 @@ const char *const *measure_words(size_t *n, struct err **err)
 	static size_t count;
 
 	if (!count) {
-		const struct embedded_file *f = NULL;
-		for (size_t i = 0; i < embedded_files_count && !f; i++)
-			if (!strcmp(embedded_files[i].path, WORDS_PATH))
-				f = &embedded_files[i];
-		if (!f) {
+		const char *data = measure_data(WORDS_PATH, NULL);
+		if (!data) {
 			err_set(err, EXIT_INTERNAL, "'%s' is not in the binary", WORDS_PATH);
 			return NULL;
 		}
 		free(copy);
-		copy = xstrdup(f->data);
+		copy = xstrdup(data);
 		char *save = NULL;
 		for (char *line = strtok_r(copy, "\n", &save); line && count < MAX_WORDS;
 		     line = strtok_r(NULL, "\n", &save))

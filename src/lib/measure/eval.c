@@ -1,0 +1,215 @@
+/*
+ * eval.c — `lobes eval compare A B`: do two servers (two settings of one
+ * model: fp8 KV against auto, MTP on and off, two quantisations) answer
+ * alike?
+ *
+ * 1. Distributions: the reference text (data/evals/reference.txt) is sent to
+ *    each side once as a completion with prompt_logprobs k and max_tokens 1;
+ *    its token ids come from the side's /tokenize (vLLM serves it at the
+ *    root path, so this needs an engine's port, not the gateway). kld.c
+ *    turns the two arrays into the figures.
+ * 2. Answers: every task of the set (data/evals/NAME.json) is asked of each
+ *    side as a chat at temperature 0 (greedy), thinking off, max_tokens 16;
+ *    an answer is trimmed of spaces, quotes and a final full stop and must
+ *    equal the task's answer exactly. Accuracy of each, and the agreement
+ *    rate (both sides gave the same trimmed answer).
+ * One request at a time: the comparison is about what comes back, not how
+ * fast, and an engine under test should not also be under load.
+ */
+#include <ctype.h>
+#include <string.h>
+
+#include "../knowledge/embedded.h"
+#include "../util/cleanup.h"
+#include "measure.h"
+#include "measure_int.h"
+
+#define MAX_DISAGREEMENTS 10
+#define ANSWER_TOKENS 16
+
+const char *measure_data(const char *path, size_t *len)
+{
+	for (size_t i = 0; i < embedded_files_count; i++)
+		if (!strcmp(embedded_files[i].path, path)) {
+			if (len)
+				*len = embedded_files[i].len;
+			return embedded_files[i].data;
+		}
+	return NULL;
+}
+
+static json_t *side_json(const struct eval_side *s)
+{
+	return json_pack("{s:s, s:s, s:s}", "label", s->label, "url", s->origin, "model", s->model);
+}
+
+/* A side's answer to body at path, status 200 and a JSON object, or NULL. */
+static json_t *ask(const struct eval_side *s, const char *path, json_t *body, double timeout_s,
+		   struct err **err)
+{
+	json_t *out = NULL;
+	long status = measure_post_json(s->origin, path, s->bearer, body, timeout_s, &out, err);
+	json_decref(body);
+	if (status < 0)
+		return (void)err_wrap(err, "%s", s->label), NULL;
+	if (status != 200) {
+		const char *msg = json_string_value(json_object_get(json_object_get(out, "error"), "message"));
+		err_set(err, EXIT_RUNTIME, "%s: '%s%s' answered %ld%s%s", s->label, s->origin, path,
+			status, msg ? ": " : "", msg ? msg : "");
+		json_decref(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* The side's token ids of text and its prompt_logprobs (both new). */
+static int side_logprobs(const struct eval_side *s, const char *text, int k, double timeout_s,
+			 json_t **ids, json_t **plp, struct err **err)
+{
+	json_auto_t *tok = ask(s, "/tokenize", json_pack("{s:s, s:s}", "model", s->model, "prompt", text),
+			       timeout_s, err);
+	if (!tok)
+		return -1;
+	if (!json_is_array(json_object_get(tok, "tokens")))
+		return err_set(err, EXIT_RUNTIME, "%s: /tokenize answered without tokens", s->label);
+	json_auto_t *c = ask(s, "/v1/completions",
+			     json_pack("{s:s, s:s, s:i, s:f, s:i}", "model", s->model, "prompt", text,
+				       "max_tokens", 1, "temperature", 0.0, "prompt_logprobs", k),
+			     timeout_s, err);
+	if (!c)
+		return -1;
+	json_t *p = json_object_get(json_array_get(json_object_get(c, "choices"), 0), "prompt_logprobs");
+	if (!json_is_array(p))
+		return err_set(err, EXIT_RUNTIME, "%s: the completion has no prompt_logprobs (does the "
+						  "server support them?)", s->label);
+	*ids = json_incref(json_object_get(tok, "tokens"));
+	*plp = json_incref(p);
+	return 0;
+}
+
+/* Trim an answer: spaces, surrounding quotes or backticks, a final full stop. */
+static char *trim_answer(const char *s)
+{
+	while (isspace((unsigned char)*s) || *s == '"' || *s == '\'' || *s == '`' || *s == '*')
+		s++;
+	char *t = xstrdup(s);
+	size_t n = strlen(t);
+	while (n && (isspace((unsigned char)t[n - 1]) || strchr("\"'`*.", t[n - 1])))
+		t[--n] = '\0';
+	return t;
+}
+
+/* The side's greedy answer to prompt (trimmed), or NULL with err. */
+static char *answer(const struct eval_side *s, const char *prompt, double timeout_s, struct err **err)
+{
+	json_auto_t *c = ask(s, "/v1/chat/completions",
+			     json_pack("{s:s, s:[{s:s, s:s}], s:i, s:f, s:{s:b}}", "model", s->model,
+				       "messages", "role", "user", "content", prompt, "max_tokens",
+				       ANSWER_TOKENS, "temperature", 0.0, "chat_template_kwargs",
+				       "enable_thinking", 0),
+			     timeout_s, err);
+	if (!c)
+		return NULL;
+	json_t *msg = json_object_get(json_array_get(json_object_get(c, "choices"), 0), "message");
+	const char *content = json_string_value(json_object_get(msg, "content"));
+	return trim_answer(content ? content : "");
+}
+
+/* The task set NAME from data/evals/NAME.json. */
+static json_t *load_tasks(const char *name, struct err **err)
+{
+	_cleanup_free_ char *path = xasprintf("data/evals/%s.json", name);
+	size_t len;
+	const char *data = measure_data(path, &len);
+	if (!data) {
+		err_set(err, EXIT_CONFIG, "no task set '%s' (no '%s' in the binary)", name, path);
+		return NULL;
+	}
+	json_error_t je;
+	json_t *set = json_loadb(data, len, 0, &je);
+	if (!set || !json_is_array(json_object_get(set, "tasks"))) {
+		err_set(err, EXIT_CONFIG, "'%s':%d:%d: %s", path, je.line, je.column,
+			set ? "expected an object with a tasks list" : je.text);
+		json_decref(set);
+		return NULL;
+	}
+	return set;
+}
+
+static json_t *run_tasks(const struct eval_side *a, const struct eval_side *b,
+			 const struct eval_opts *o, struct err **err)
+{
+	const char *name = o->tasks ? o->tasks : "synthetic";
+	json_auto_t *set = load_tasks(name, err);
+	if (!set)
+		return NULL;
+	json_t *tasks = json_object_get(set, "tasks"), *task, *dis = json_array();
+	size_t i, n = 0, right_a = 0, right_b = 0, agree = 0;
+	json_array_foreach(tasks, i, task) {
+		if (o->max_tasks > 0 && (long)n >= o->max_tasks)
+			break;
+		const char *prompt = json_string_value(json_object_get(task, "prompt"));
+		const char *want = json_string_value(json_object_get(task, "answer"));
+		if (!prompt || !want) {
+			json_decref(dis);
+			err_set(err, EXIT_CONFIG, "task set '%s': task %zu needs a prompt and an answer",
+				name, i + 1);
+			return NULL;
+		}
+		_cleanup_free_ char *ra = answer(a, prompt, o->timeout_s, err);
+		_cleanup_free_ char *rb = ra ? answer(b, prompt, o->timeout_s, err) : NULL;
+		if (!ra || !rb) {
+			json_decref(dis);
+			return NULL;
+		}
+		n++;
+		right_a += !strcmp(ra, want);
+		right_b += !strcmp(rb, want);
+		if (!strcmp(ra, rb))
+			agree++;
+		else if (json_array_size(dis) < MAX_DISAGREEMENTS)
+			json_array_append_new(dis, json_pack("{s:O, s:s, s:s, s:s}", "id",
+							     json_object_get(task, "id"), "answer", want,
+							     "a", ra, "b", rb));
+	}
+	double d = n ? (double)n : 1;
+	return json_pack("{s:s, s:O, s:O, s:i, s:f, s:f, s:f, s:f, s:o}", "set", name, "synthetic",
+			 json_object_get(set, "synthetic") ? json_object_get(set, "synthetic") : json_false(),
+			 "seed", json_object_get(set, "seed") ? json_object_get(set, "seed") : json_null(),
+			 "tasks", (json_int_t)n, "accuracy_a", right_a / d, "accuracy_b", right_b / d,
+			 "accuracy_delta", (double)right_b / d - (double)right_a / d, "agreement",
+			 agree / d, "disagreements", dis);
+}
+
+json_t *eval_compare(const struct eval_side *a, const struct eval_side *b,
+		     const struct eval_opts *o, struct err **err)
+{
+	const char *text = o->reference;
+	if (!text && !(text = measure_data("data/evals/reference.txt", NULL))) {
+		err_set(err, EXIT_INTERNAL, "'data/evals/reference.txt' is not in the binary");
+		return NULL;
+	}
+	json_auto_t *ids_a = NULL, *ids_b = NULL, *pa = NULL, *pb = NULL;
+	if (side_logprobs(a, text, o->top_k, o->timeout_s, &ids_a, &pa, err) < 0 ||
+	    side_logprobs(b, text, o->top_k, o->timeout_s, &ids_b, &pb, err) < 0)
+		return NULL;
+	if (!json_equal(ids_a, ids_b)) {
+		err_set(err, EXIT_RUNTIME, "%s and %s tokenize the reference text differently (%zu and "
+					   "%zu tokens): compare two settings of one model", a->label,
+			b->label, json_array_size(ids_a), json_array_size(ids_b));
+		return NULL;
+	}
+	json_t *fig = eval_logprob_figures(pa, pb, ids_a, err);
+	if (!fig)
+		return NULL;
+	json_object_set_new(fig, "top_k", json_integer(o->top_k));
+	json_object_set_new(fig, "reference", json_string(o->reference ? "(given)"
+								 : "data/evals/reference.txt"));
+	json_t *tasks = run_tasks(a, b, o, err);
+	if (!tasks) {
+		json_decref(fig);
+		return NULL;
+	}
+	return json_pack("{s:o, s:o, s:o, s:o}", "a", side_json(a), "b", side_json(b), "logprobs",
+			 fig, "tasks", tasks);
+}
