@@ -296,6 +296,19 @@ static const struct command commands[] = {
 	  "  --drop-caches   drop the page cache once if memory is short (root; unified\n"
 	  "                  boxes keep weights in the page cache after teardown)\n"
 	  "  --wait S        how long to wait for memory (default 120)\n" },
+	{ "completion", cmd_completion, "lobes completion SHELL",
+	  "print a shell completion script (bash, zsh or fish)",
+	  "Prints a completion script for SHELL (bash, zsh or fish) made from this\n"
+	  "command table, so it offers exactly the commands and options `-h` shows:\n"
+	  "role names, profile names (shipped and DIR/profiles), question ids and the\n"
+	  "checkpoints in the Hugging Face cache where a command takes them.\n"
+	  "  bash: source <(lobes completion bash), or save it as\n"
+	  "        /usr/share/bash-completion/completions/lobes\n"
+	  "  zsh:  save it as _lobes in a directory of $fpath\n"
+	  "  fish: save it as ~/.config/fish/completions/lobes.fish\n"
+	  "`make install` puts all three where the shells look.\n"
+	  "  --values KIND   one candidate a line, for the scripts: roles, profiles,\n"
+	  "                  questions, models, commands or shells\n" },
 };
 
 static const char *exit_codes_help =
@@ -420,6 +433,8 @@ int main(int argc, char **argv)
 		if (strcmp(commands[i].name, verb) != 0)
 			continue;
 		ctx.cmd = &commands[i];
+		ctx.commands = commands;
+		ctx.n_commands = ARRAY_SIZE(commands);
 		for (int j = 2; j < argc; j++) {
 			if (strcmp(argv[j], "--") == 0)
 				break;

@@ -22,6 +22,8 @@ struct ctx {
 	bool dir_given;        /* --dir was on the command line */
 	char *dir;             /* deploy dir: --dir, else $LOBES_DIR, else ~/.lobes */
 	const struct command *cmd;
+	const struct command *commands; /* the whole table (src/main.c): -h, man, completions */
+	size_t n_commands;
 	struct err *err;       /* set by a command to have main print it */
 };
 
@@ -89,5 +91,6 @@ CMD(doctor);
 CMD(gateway);
 CMD(bench);
 CMD(eval);
+CMD(completion);
 
 #endif

@@ -183,6 +183,39 @@ static void read_native_context(struct checkpoint_facts *c, json_t *cfg)
 	c->native_context_why = xasprintf("config.json %s%s", pre, key);
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **checkpoint_cache_list(const char *hub_in)
+{
+	_cleanup_free_ char *hub = hub_in ? xstrdup(hub_in) : hub_dir();
+	_cleanup_closedir_ DIR *d = opendir(hub);
+	char **out = NULL;
+	size_t n = 0;
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		const char *s = de->d_name;
+		if (strncmp(s, "models--", 8) != 0 || !s[8])
+			continue;
+		_cleanup_free_ char *id = xstrdup(s + 8);
+		char *sep = strstr(id, "--");
+		if (sep) {
+			*sep = '/';
+			memmove(sep + 1, sep + 2, strlen(sep + 2) + 1);
+		}
+		_cleanup_free_ char *snap = find_snapshot(hub, id);
+		if (!snap)
+			continue;
+		strv_push(&out, id);
+		n++;
+	}
+	if (n > 1)
+		qsort(out, n, sizeof(*out), cmp_str);
+	return out;
+}
+
 int checkpoint_facts_read(const char *model_id, struct checkpoint_facts *c, struct err **err)
 {
 	return checkpoint_facts_read_in(NULL, model_id, c, err);

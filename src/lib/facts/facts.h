@@ -86,6 +86,9 @@ int checkpoint_facts_read(const char *model_id, struct checkpoint_facts *c, stru
 int checkpoint_facts_read_in(const char *hub, const char *model_id, struct checkpoint_facts *c,
 			     struct err **err);
 void checkpoint_facts_free(struct checkpoint_facts *c);
+/* The model ids ("org/name") with a snapshot in the hub (NULL: the default
+ * hub), sorted; NULL when there are none. Caller frees with strv_free. */
+char **checkpoint_cache_list(const char *hub);
 json_t *checkpoint_facts_json(const struct checkpoint_facts *c);
 
 #endif
