@@ -10,10 +10,14 @@ static void test_names(void **state)
 	(void)state;
 	const char *yes[] = { "HF_TOKEN", "hf_token", "NGC_KEY", "DB_PASS", "PRIVATE_KEY", "VLLM_API_KEY",
 			      "api_key", "--api-key", "Authorization", "aws_secret_access_key",
-			      "DB_PASSWORD", "GOOGLE_CREDENTIALS", "x-api-key", "tokenizer_token" };
+			      "DB_PASSWORD", "GOOGLE_CREDENTIALS", "x-api-key", "tokenizer_token",
+			      "GITHUB_TOKEN", "access_token", "HUGGING_FACE_HUB_TOKEN", "authtoken",
+			      "x-auth-token", "refresh_token", "token", "hfToken", "api_token_value" };
 	const char *no[] = { "max_tokens", "MAX_NUM_BATCHED_TOKENS", "CORTEX_PORT", "LOBES_PROFILE",
 			     "--max-model-len", "kv_cache_dtype", "LOBES_KEEP_BACKUPS", "model", "key", "key_source",
-			     "api_key_file", "HF_TOKEN_PATH" };
+			     "api_key_file", "HF_TOKEN_PATH", "classifier_from_token", "tokenizer",
+			     "--tokenizer", "tokenizer_mode", "detokenize", "pad_token_id", "eos_token_ids",
+			     "bos_token", "token_type_ids", "max_tokens_per_doc", "image_token" };
 	for (size_t i = 0; i < ARRAY_SIZE(yes); i++)
 		if (!secret_name(yes[i]))
 			fail_msg("'%s' should be secret", yes[i]);
@@ -44,6 +48,11 @@ static void test_text(void **state)
 	check("authorization=Basic dXNlcjpwYXNz", "authorization=Basic <hidden>");
 	check("using hf_AbCdEfGhIjKlMnOpQrStUvWx12 to download", "using <hidden> to download");
 	check("hf_short stays", "hf_short stays");
+	/* the hf_ shape: exactly 20 letters/digits after the prefix is a token, 19 is not */
+	check("x hf_abcdefghij0123456789 y", "x <hidden> y");
+	check("x hf_abcdefghij012345678 y", "x hf_abcdefghij012345678 y");
+	check("hf_ABCDEFGHIJ0123456789", "<hidden>");
+	check("xhf_abcdefghij0123456789", "xhf_abcdefghij0123456789");
 	check("'max_num_batched_tokens': 8192, max_tokens=16", "'max_num_batched_tokens': 8192, max_tokens=16");
 	check("the key cache is ready", "the key cache is ready");
 	check("known failure now passes: remove the entry", "known failure now passes: remove the entry");
@@ -52,6 +61,20 @@ static void test_text(void **state)
 	check("'DB_PASSWORD hunter22' is not an assignment", "'DB_PASSWORD <hidden>' is not an assignment");
 	check("db_password hunter22", "db_password hunter22");
 	check("--reset: no such key 'NO_SUCH_KEY' in .env", "--reset: no such key 'NO_SUCH_KEY' in .env");
+	/* an ENV_NAME inside a sentence is followed by a word, not a value */
+	check("/d/.env holds LOBES_GATEWAY_API_KEY but has mode 0644; expected 0600",
+	      "/d/.env holds LOBES_GATEWAY_API_KEY but has mode 0644; expected 0600");
+	check("/d/.env:3:1: 'HF_TOKEN hf-plain-1' is not an assignment",
+	      "/d/.env:3:1: 'HF_TOKEN <hidden>' is not an assignment");
+	check("x\nHF_TOKEN abcd1234\n", "x\nHF_TOKEN <hidden>\n");
+	/* a tokenizer's token is configuration, a credential's is not */
+	check("hf_overrides '{\"architectures\": [\"Qwen3ForSequenceClassification\"], "
+	      "\"classifier_from_token\": [\"no\", \"yes\"]}'",
+	      "hf_overrides '{\"architectures\": [\"Qwen3ForSequenceClassification\"], "
+	      "\"classifier_from_token\": [\"no\", \"yes\"]}'");
+	check("--tokenizer Qwen/Qwen3-0.6B --max-model-len 4096", "--tokenizer Qwen/Qwen3-0.6B --max-model-len 4096");
+	check("pad_token_id: 151643, bos_token: '<s>'", "pad_token_id: 151643, bos_token: '<s>'");
+	check("github_token: ghp-abcdef1234, access_token=ya29.abc", "github_token: <hidden>, access_token=<hidden>");
 	secret_remember("s3cr3t-value");
 	check("echo s3cr3t-value; xs3cr3t-valuex", "echo <hidden>; x<hidden>x");
 }
@@ -83,6 +106,13 @@ static void test_json(void **state)
 	secret_mask_json(k);
 	assert_string_equal(json_string_value(json_object_get(k, "key")), "CORTEX_PORT");
 	json_decref(k);
+	/* a render error's hf_overrides object keeps its values */
+	json_t *h = json_pack("{s:[s, s], s:s}", "classifier_from_token", "no", "yes", "HF_TOKEN", "hf-plain-2");
+	secret_mask_json(h);
+	char *hs = json_dumps(h, JSON_SORT_KEYS | JSON_COMPACT);
+	assert_string_equal(hs, "{\"HF_TOKEN\":\"<hidden>\",\"classifier_from_token\":[\"no\",\"yes\"]}");
+	free(hs);
+	json_decref(h);
 }
 
 int main(void)

@@ -25,6 +25,54 @@ static pthread_mutex_t known_lock = PTHREAD_MUTEX_INITIALIZER;
 static char **known;
 static bool environ_read;
 
+/* True when the word ending at e (exclusive), starting after a separator
+ * or at the name's start s, is one of words (any case). */
+static bool word_before(const char *s, const char *e, const char *const *words)
+{
+	if (e <= s || !strchr("_-.", e[-1]))
+		return false;
+	const char *w = --e;
+	while (w > s && !strchr("_-.", w[-1]))
+		w--;
+	for (; *words; words++)
+		if (strlen(*words) == (size_t)(e - w) && strncasecmp(w, *words, (size_t)(e - w)) == 0)
+			return true;
+	return false;
+}
+
+/* The word starting after the separator at p is one of words. */
+static bool word_after(const char *p, const char *const *words)
+{
+	if (!*p || !strchr("_-.", *p))
+		return false;
+	p++;
+	size_t n = 0;
+	while (p[n] && !strchr("_-.", p[n]))
+		n++;
+	for (; *words; words++)
+		if (strlen(*words) == n && strncasecmp(p, *words, n) == 0)
+			return true;
+	return false;
+}
+
+/* "token" at p (in name) names a token of a tokenizer, a count or an id
+ * rather than a credential: tokens, tokenizer, tokenize(d), token_id(s),
+ * bos_token, classifier_from_token (a reranker's hf_overrides). */
+static bool vocab_token(const char *name, const char *p)
+{
+	const char *a = p + 5;
+	if ((a[0] == 's' || a[0] == 'S') && !isalnum((unsigned char)a[1]))
+		return true; /* max_tokens, max_num_batched_tokens: a count */
+	if (strncasecmp(a, "iz", 2) == 0 || strncasecmp(a, "is", 2) == 0)
+		return true; /* tokenizer, tokenize, tokenisation */
+	static const char *const after[] = { "id", "ids", "type", "types", "count", "len", "length",
+					     "limit", "budget", "index", "num", NULL };
+	static const char *const before[] = { "bos", "eos", "pad", "unk", "sep", "cls", "mask",
+					      "from", "start", "end", "stop", "special", "image",
+					      "video", "audio", "vision", "think", "additional", NULL };
+	return word_after(a, after) || word_before(name, p, before);
+}
+
 bool secret_name(const char *name)
 {
 	while (*name == '-')
@@ -47,9 +95,7 @@ bool secret_name(const char *name)
 	for (size_t i = 0; i < sizeof(stems) / sizeof(stems[0]); i++) {
 		size_t n = strlen(stems[i]);
 		for (const char *p = name; (p = strcasestr(p, stems[i])); p += n) {
-			/* "...tokens" at the end of a name counts tokens */
-			if (i == 0 && (p[n] == 's' || p[n] == 'S') && !isalnum((unsigned char)p[n + 1]) &&
-			    p[n + 1] != '_')
+			if (i == 0 && vocab_token(name, p))
 				continue;
 			return true;
 		}
@@ -165,9 +211,12 @@ static size_t mask_named(const char *s, size_t i, struct buf *b)
 		k++; /* the name's closing quote */
 	while (s[k] == ' ' || s[k] == '\t')
 		k++;
-	/* "NAME=V", "NAME: V"; "--flag V" and "ENV_NAME V" (an upper-case
-	 * identifier, as in a .env line missing its '=') take a space */
-	bool env_style = strchr(name, '_') && !strpbrk(name, "abcdefghijklmnopqrstuvwxyz");
+	/* "NAME=V", "NAME: V"; "--flag V" and "ENV_NAME V" take a space: an
+	 * upper-case identifier that starts a line or a quote, as a .env line
+	 * missing its '=' does when an error quotes it (not "holds ENV_NAME
+	 * but ...", where a word follows the name in a sentence) */
+	bool line_start = i == 0 || s[i - 1] == '\n' || s[i - 1] == '\'' || s[i - 1] == '"';
+	bool env_style = line_start && strchr(name, '_') && !strpbrk(name, "abcdefghijklmnopqrstuvwxyz");
 	if (s[k] == '=' || s[k] == ':')
 		k++;
 	else if (!((flag || (env_style && s[j] == ' ')) && k > j && s[k] && s[k] != '-' &&

@@ -6,8 +6,10 @@
  * A value is secret when
  *   - its NAME (an env/.env key, a JSON key, a --flag, a `name: value` or
  *     `name=value` in a log line) contains, in any case, "token", "key",
- *     "secret", "pass" or "credential" — except a name ending in "tokens",
- *     which counts tokens (max_tokens, max_num_batched_tokens), the bare
+ *     "secret", "pass" or "credential" — except where "token" means a
+ *     tokenizer's token, a count or an id rather than a credential
+ *     (max_tokens, tokenizer, tokenize, pad_token_id, bos_token,
+ *     classifier_from_token: a reranker's hf_overrides), the bare
  *     word "key" (a field holding a key's name), and names about a secret
  *     rather than holding it: ending in _file, _path, _source, _name, _env,
  *     _var or _set (key_source, api_key_file) — or is "authorization"; in
@@ -16,10 +18,12 @@
  *     token/secret/password/pass/credential(s)/apikey itself, so prose
  *     such as "now passes: remove it" keeps its words;
  *   - it follows such a flag in an argv (`--api-key X` and `--api-key=X`),
- *     or such an upper-case ENV_NAME and a space (a .env line without its
- *     '=', quoted by an error);
+ *     or such an upper-case ENV_NAME and a space at the start of a line or
+ *     a quote (a .env line without its '=', quoted by an error; "holds
+ *     LOBES_GATEWAY_API_KEY but has mode 0644" keeps its words);
  *   - it is an `Authorization:` header's credentials (after Bearer/Basic);
- *   - it has the shape of a Hugging Face token (hf_ and 20+ letters/digits);
+ *   - it has the shape of a Hugging Face token (hf_ and 20 or more
+ *     letters/digits; 19 are not one);
  *   - it is a value this process has seen under a secret name: in its own
  *     environment (read at first use), in a .env, in a container's env, after
  *     a secret --flag of an argv (secret_remember). Such a value is hidden
