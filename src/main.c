@@ -88,8 +88,8 @@ static const struct command commands[] = {
 	  "                  by digest in DIR/cache/vllm-env/; never pulls\n"
 	  "environment: LOBES_DOCKER (docker CLI, default docker), LOBES_COMPOSE (the\n"
 	  "compose command), HF_HUB_CACHE/HF_HOME (checkpoints), those of `lobes detect`.\n"
-	  "Exit 1 when a check found an error, 0 otherwise, 3 when the deploy dir\n"
-	  "cannot be read at all.\n" },
+	  "Exit 1 when a check found an error, 0 otherwise, 3 when there is no deploy\n"
+	  "dir or it cannot be read at all (the findings are printed all the same).\n" },
 	{ "serve", cmd_serve, "lobes serve [--apply] [--drop-caches] [--no-gateway] [options]",
 	  "bring the fleet up in a memory-safe order (dry-run unless --apply)",
 	  "Starts the deployed roles in LOBES_ORDER. One window at a time (unified\n"

@@ -2,8 +2,10 @@
  * doctor.c — `lobes doctor`: read-only checks of the deploy dir before a
  * boot. One line per finding (severity, check id, message), then its
  * detail and its remedy indented below; --json prints the same findings.
- * Exit 1 when any finding is an error, 0 otherwise, 3 when the deploy dir
- * cannot be read at all. The checks live in src/lib/verify/doctor.c.
+ * Exit 1 when any finding is an error, 0 otherwise, 3 when there is no
+ * deploy dir or it cannot be read at all (the findings are printed first:
+ * nothing deployed is a configuration error, as for status and probe). The
+ * checks live in src/lib/doctor/.
  */
 #include <getopt.h>
 #include <string.h>
@@ -60,7 +62,7 @@ CMD(doctor)
 		doctor_report_free(&r);
 		return cmd_fail(ctx, e);
 	}
-	int code = doctor_worst(&r) >= SEV_ERROR ? EXIT_CHECK : 0;
+	int code = r.no_dir ? EXIT_CONFIG : doctor_worst(&r) >= SEV_ERROR ? EXIT_CHECK : 0;
 	json_auto_t *res = doctor_report_json(&r);
 	doctor_report_free(&r);
 	secret_mask_json(res); /* the text below is printed from it too */

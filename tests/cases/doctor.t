@@ -300,9 +300,13 @@ is "$(sev traits trait sm87-senses-budget)" "" "the orin render has the measured
 
 # --- exit codes and unreadable deploy dirs -------------------------------------
 on thor --dir "$TMP/nowhere" doctor
-is "$rc" 1 "no deploy dir: exit 1"
+is "$rc" 3 "no deploy dir: exit 3 (a configuration error, as README's exit codes say)"
 like "$out" "^error +deploy-dir: no deploy dir at '$TMP/nowhere'" "… an error finding"
+like "$out" "^(ok|error) +docker: " "… and the checks that need no deploy dir still run"
 like "$out" "fix: run \`lobes init --apply\`" "… telling to run init --apply"
+on thor --json --dir "$TMP/nowhere" doctor
+is "$rc" 3 "--json: no deploy dir, exit 3 too"
+is "$(sev deploy-dir)" error "… with the deploy-dir finding in the report"
 touch "$TMP/a-file"
 on thor --dir "$TMP/a-file" doctor
 is "$rc" 3 "a deploy dir that is a file cannot be read at all: exit 3"

@@ -42,6 +42,7 @@ struct doctor_report {
 	struct check *c;
 	size_t n;
 	char *dir;
+	bool no_dir; /* there is no deploy dir at all (a finding; the command exits 3) */
 };
 
 struct doctor_opts {
@@ -55,7 +56,8 @@ struct doctor_opts {
 /* Run every check. Returns 0 with the findings in r (free with
  * doctor_report_free, also on failure), whatever they say. Returns -1
  * (EXIT_CONFIG) only when the deploy dir exists but cannot be read at all
- * (not a directory, no permission); a missing deploy dir is a finding. */
+ * (not a directory, no permission); a missing deploy dir is a finding
+ * (r->no_dir is set), and every check that needs no deploy dir still runs. */
 int doctor_run(struct doctor_report *r, const struct doctor_opts *o, struct err **err);
 void doctor_report_free(struct doctor_report *r);
 

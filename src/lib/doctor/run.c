@@ -27,6 +27,7 @@ int doctor_run(struct doctor_report *r, const struct doctor_opts *o, struct err 
 		docker = "docker";
 
 	struct deployed d = { 0 };
+	r->no_dir = !exists;
 	if (!exists) {
 		struct check *c = doc_add(r, "deploy-dir", SEV_ERROR, "no deploy dir at '%s'", o->dir);
 		c->remedy = xstrdup("run `lobes init --apply` (or pass --dir)");
