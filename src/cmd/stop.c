@@ -4,7 +4,9 @@
  * of the weights stays "used" after teardown (FACTS.md trait 5), so
  * --drop-caches drops it (root). Dry-run says what would stop and how much
  * memory should come back. The gateway `lobes serve` started is stopped
- * first (it drains its in-flight requests), unless --no-gateway.
+ * first (it drains its in-flight requests), unless --no-gateway: with
+ * --apply before anything else is asked, so an unreachable Docker Engine
+ * (exit 4) still leaves no front door sending requests to engines.
  */
 #include <getopt.h>
 #include <string.h>
@@ -23,10 +25,15 @@
 #define GiB 1073741824.0
 #define STOP_MAX_WAIT_S 604800 /* --wait: a week */
 
-CMD(stop)
+struct stop_opts {
+	bool apply, drop, no_gateway;
+	int wait_s;
+};
+
+/* -1 when the options are good, else the exit code of a usage error. */
+static int parse_opts(int argc, char **argv, struct ctx *ctx, struct stop_opts *o)
 {
-	bool apply = false, drop = false, no_gateway = false;
-	int wait_s = 120;
+	*o = (struct stop_opts){ .wait_s = 120 };
 	static const struct option opts[] = { { "apply", no_argument, NULL, 'a' },
 					      { "drop-caches", no_argument, NULL, 'd' },
 					      { "wait", required_argument, NULL, 'w' },
@@ -35,15 +42,15 @@ CMD(stop)
 	int c;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
-		case 'a': apply = true; break;
-		case 'd': drop = true; break;
-		case 'g': no_gateway = true; break;
+		case 'a': o->apply = true; break;
+		case 'd': o->drop = true; break;
+		case 'g': o->no_gateway = true; break;
 		case 'w': {
 			long v;
 			if (!num_parse_long(optarg, 0, STOP_MAX_WAIT_S, &v))
 				return cmd_usage_error(ctx, "--wait '%s' is not a number of seconds; expected a "
 							    "whole number from 0 to %d", optarg, STOP_MAX_WAIT_S);
-			wait_s = (int)v;
+			o->wait_s = (int)v;
 			break;
 		}
 		default: return cmd_usage_error(ctx, "unknown option");
@@ -51,107 +58,95 @@ CMD(stop)
 	}
 	if (optind < argc)
 		return cmd_usage_error(ctx, "unexpected argument '%s'", argv[optind]);
-	struct err *e = NULL;
-	struct fleet fleet;
-	if (fleet_load(&fleet, ctx->dir, &e) < 0)
-		return cmd_fail(ctx, e);
-	/* the gateway is stopped even when its settings no longer load */
-	struct gw_life gl;
-	if (gw_life_open(&gl, fleet.dir, no_gateway, false, &e) < 0) {
-		fleet_free(&fleet);
-		return cmd_fail(ctx, e);
-	}
+	return -1;
+}
+
+/* The project's containers into res.containers, and the memory their
+ * running roles hold (their budgets) into *held; the MemFree to wait for
+ * into *target. */
+static int measure(const struct fleet *fleet, json_t *res, uint64_t *held, uint64_t *target,
+		   struct err **err)
+{
 	struct engine eng;
 	struct engine_container_list l = { 0 };
-	if (engine_open(&eng, &e) < 0 || engine_list_project(&eng, fleet.project, &l, &e) < 0) {
+	if (engine_open(&eng, err) < 0 || engine_list_project(&eng, fleet->project, &l, err) < 0) {
 		engine_close(&eng);
-		gw_life_close(&gl);
-		fleet_free(&fleet);
-		return cmd_fail(ctx, e);
+		return -1;
 	}
 	engine_close(&eng);
-	/* Memory expected back: the budgets of the running roles. */
-	uint64_t device = 0, free0 = 0, held = 0;
+	uint64_t device = 0, free0 = 0;
 	_cleanup_free_ char *device_src = NULL;
-	if (device_memory(&device, &device_src, &e) < 0) {
+	if (device_memory(&device, &device_src, err) < 0) {
 		engine_container_list_free(&l);
-		gw_life_close(&gl);
-		fleet_free(&fleet);
-		return cmd_fail(ctx, e);
+		return -1;
 	}
-	json_auto_t *res = json_pack("{s:s, s:[], s:b}", "dir", fleet.dir, "containers", "applied", apply);
-	json_t *cl = json_object_get(res, "containers");
+	json_t *cl = json_array();
+	*held = 0;
 	for (size_t i = 0; i < l.n; i++) {
 		int r = role_from_name(l.c[i].service);
 		bool running = strcmp(l.c[i].state, "running") == 0 || strcmp(l.c[i].state, "restarting") == 0;
-		if (running && r >= 0 && fleet.roles[r].feasible)
-			held += (uint64_t)(fleet.roles[r].util * device);
+		if (running && r >= 0 && fleet->roles[r].feasible)
+			*held += (uint64_t)(fleet->roles[r].util * device);
 		json_array_append_new(cl, json_pack("{s:s, s:s}", "name", l.c[i].name, "state", l.c[i].state));
 	}
 	engine_container_list_free(&l);
+	json_object_set_new(res, "containers", cl);
 	meminfo_field("MemFree", &free0, NULL);
 	/* an engine holds most of its budget (KV cache + weights); 80% of it is
 	 * what must come back for the memory to count as returned */
-	uint64_t target = free0 + held * 8 / 10;
-	if (target > device)
-		target = device;
+	*target = free0 + *held * 8 / 10;
+	if (*target > device)
+		*target = device;
 	json_object_set_new(res, "free_before_bytes", json_integer((json_int_t)free0));
-	json_object_set_new(res, "expected_back_bytes", json_integer((json_int_t)held));
-	if (!apply) {
-		json_object_set_new(res, "gateway", gw_life_plan(&gl, false));
-		gw_life_close(&gl);
-		fleet_free(&fleet);
-		if (ctx->json) {
-			out_json(res);
-			return 0;
-		}
-		gw_life_print(json_object_get(res, "gateway"), false);
-		printf("would stop %zu container%s of project %s in %s\n", json_array_size(cl),
-		       json_array_size(cl) == 1 ? "" : "s", jstr(res, "dir"), jstr(res, "dir"));
-		size_t i;
-		json_t *x;
-		json_array_foreach(cl, i, x)
-			printf("  %s (%s)\n", jstr(x, "name"), jstr(x, "state"));
-		printf("then wait up to %d s for %.1f GiB to come back (free now %.1f GiB)\n", wait_s,
-		       held / GiB, free0 / GiB);
-		printf("dry run: nothing stopped; run `lobes stop --apply`\n");
-		return 0;
-	}
-	/* the front door first: no new request reaches an engine going down */
-	json_t *gw = gw_life_down(&gl);
-	gw_life_close(&gl);
-	json_object_set_new(res, "gateway", gw);
-	bool gw_ok = json_is_true(json_object_get(gw, "ok"));
-	if (!ctx->json && strcmp(jstr(gw, "action"), "none") != 0)
-		gw_life_print(gw, true);
+	json_object_set_new(res, "expected_back_bytes", json_integer((json_int_t)*held));
+	return 0;
+}
+
+static void print_dry_run(const json_t *res, const char *project, int wait_s)
+{
+	const json_t *cl = json_object_get(res, "containers");
+	printf("would stop %zu container%s of project %s in %s\n", json_array_size(cl),
+	       json_array_size(cl) == 1 ? "" : "s", project, jstr(res, "dir"));
+	size_t i;
+	json_t *x;
+	json_array_foreach(cl, i, x)
+		printf("  %s (%s)\n", jstr(x, "name"), jstr(x, "state"));
+	printf("then wait up to %d s for %.1f GiB to come back (free now %.1f GiB)\n", wait_s,
+	       json_integer_value(json_object_get(res, "expected_back_bytes")) / GiB,
+	       json_integer_value(json_object_get(res, "free_before_bytes")) / GiB);
+	printf("dry run: nothing stopped; run `lobes stop --apply`\n");
+}
+
+/* compose down in the deploy dir. */
+static int compose_stop(const struct fleet *fleet, struct err **err)
+{
 	struct compose comp;
 	struct proc_result pr;
-	if (compose_open(&comp, fleet.dir, &e) < 0 || compose_down(&comp, &pr, &e) < 0) {
+	if (compose_open(&comp, fleet->dir, err) < 0 || compose_down(&comp, &pr, err) < 0) {
 		compose_free(&comp);
-		fleet_free(&fleet);
-		return cmd_fail(ctx, e);
+		return -1;
 	}
-	int down_rc = compose_result_check("down", &pr, &e);
+	int rc = compose_result_check("down", &pr, err);
 	proc_result_free(&pr);
 	compose_free(&comp);
-	fleet_free(&fleet);
-	if (down_rc < 0)
-		return cmd_fail(ctx, e);
-	if (drop && geteuid() != 0) {
-		fprintf(stderr, "lobes stop: warning: --drop-caches needs root; not dropping\n");
-		drop = false;
-	}
+	return rc;
+}
+
+/* Wait (bounded by wait_s) until MemFree reaches target, dropping the page
+ * cache once on the way when drop; the last MemFree into res. */
+static int wait_memory(json_t *res, uint64_t target, bool drop, int wait_s, struct err **err)
+{
 	bool dropped = false;
 	uint64_t f = 0;
 	long long deadline = clock_mono_ms() + (long long)wait_s * 1000;
 	for (;;) {
-		if (meminfo_field("MemFree", &f, &e) < 0)
-			return cmd_fail(ctx, e);
+		if (meminfo_field("MemFree", &f, err) < 0)
+			return -1;
 		if (f >= target)
 			break;
 		if (drop && !dropped) {
-			if (drop_caches(&e) < 0)
-				return cmd_fail(ctx, e);
+			if (drop_caches(err) < 0)
+				return -1;
 			dropped = true;
 			continue;
 		}
@@ -159,22 +154,95 @@ CMD(stop)
 			break;
 		clock_sleep_ms(250);
 	}
-	bool back = f >= target;
 	json_object_set_new(res, "free_after_bytes", json_integer((json_int_t)f));
-	json_object_set_new(res, "memory_back", json_boolean(back));
+	json_object_set_new(res, "memory_back", json_boolean(f >= target));
 	json_object_set_new(res, "dropped_caches", json_boolean(dropped));
-	if (ctx->json) {
-		out_json(res);
-		return back && gw_ok ? 0 : 1;
-	}
+	return 0;
+}
+
+static void print_applied(const json_t *res, uint64_t target, int wait_s)
+{
+	const json_t *cl = json_object_get(res, "containers");
+	double f = (double)json_integer_value(json_object_get(res, "free_after_bytes"));
+	double free0 = (double)json_integer_value(json_object_get(res, "free_before_bytes"));
+	bool dropped = json_is_true(json_object_get(res, "dropped_caches"));
 	printf("stopped %zu container%s\n", json_array_size(cl), json_array_size(cl) == 1 ? "" : "s");
 	if (dropped)
 		printf("dropped the page cache\n");
-	if (back)
+	if (json_is_true(json_object_get(res, "memory_back")))
 		printf("memory is back: %.1f GiB free (was %.1f GiB)\n", f / GiB, free0 / GiB);
 	else
 		printf("memory did not come back within %d s: %.1f GiB free, expected >= %.1f GiB%s\n",
-		       wait_s, f / GiB, target / GiB,
+		       wait_s, f / GiB, (double)target / GiB,
 		       dropped ? "" : "; on unified memory the page cache keeps it: try --drop-caches (root)");
+}
+
+/* --apply: the front door first (no new request reaches an engine going
+ * down, and it goes even when Docker cannot be reached), then the
+ * containers, then the memory. */
+static int stop_apply(struct ctx *ctx, const struct stop_opts *o, struct fleet *fleet,
+		      struct gw_life *gl, json_t *res)
+{
+	struct err *e = NULL;
+	json_t *gw = gw_life_down(gl);
+	json_object_set_new(res, "gateway", gw);
+	bool gw_ok = json_is_true(json_object_get(gw, "ok"));
+	if (!ctx->json && strcmp(jstr(gw, "action"), "none") != 0)
+		gw_life_print(gw, true);
+	uint64_t held = 0, target = 0;
+	if (measure(fleet, res, &held, &target, &e) < 0 || compose_stop(fleet, &e) < 0) {
+		if (ctx->json) /* what did happen (the gateway), then the error */
+			out_json(res);
+		return cmd_fail(ctx, e);
+	}
+	bool drop = o->drop;
+	if (drop && geteuid() != 0) {
+		fprintf(stderr, "lobes stop: warning: --drop-caches needs root; not dropping\n");
+		drop = false;
+	}
+	if (wait_memory(res, target, drop, o->wait_s, &e) < 0)
+		return cmd_fail(ctx, e);
+	bool back = json_is_true(json_object_get(res, "memory_back"));
+	if (ctx->json)
+		out_json(res);
+	else
+		print_applied(res, target, o->wait_s);
 	return back && gw_ok ? 0 : 1;
+}
+
+CMD(stop)
+{
+	struct stop_opts o;
+	int code = parse_opts(argc, argv, ctx, &o);
+	if (code >= 0)
+		return code;
+	struct err *e = NULL;
+	struct fleet fleet;
+	if (fleet_load(&fleet, ctx->dir, &e) < 0)
+		return cmd_fail(ctx, e);
+	/* the gateway is stopped even when its settings no longer load */
+	struct gw_life gl;
+	if (gw_life_open(&gl, fleet.dir, o.no_gateway, false, &e) < 0) {
+		fleet_free(&fleet);
+		return cmd_fail(ctx, e);
+	}
+	code = 0;
+	json_auto_t *res = json_pack("{s:s, s:b}", "dir", fleet.dir, "applied", o.apply);
+	if (o.apply) {
+		code = stop_apply(ctx, &o, &fleet, &gl, res);
+	} else {
+		uint64_t held, target;
+		json_object_set_new(res, "gateway", gw_life_plan(&gl, false));
+		if (!ctx->json) /* the gateway first, as --apply does it */
+			gw_life_print(json_object_get(res, "gateway"), false);
+		if (measure(&fleet, res, &held, &target, &e) < 0)
+			code = cmd_fail(ctx, e);
+		else if (ctx->json)
+			out_json(res);
+		else
+			print_dry_run(res, fleet.project, o.wait_s);
+	}
+	gw_life_close(&gl);
+	fleet_free(&fleet);
+	return code;
 }
