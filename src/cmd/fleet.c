@@ -14,7 +14,9 @@
  * /capabilities says it is feasible there — through that box's gateway,
  * with the key that gateway accepts (this box's own key, or the peer's
  * key file). Known failures come from that box's profile. A role served
- * nowhere is listed, not probed. Exit 1 when a probe failed.
+ * nowhere is listed, not probed. Exit 1 when a probe failed; 4 ("could
+ * not verify") when nothing was probed: no box answered, or none that did
+ * serves a role.
  */
 #include <string.h>
 
@@ -125,11 +127,15 @@ int probe_fleet(struct ctx *ctx, double timeout_s)
 		gw_config_unref(c);
 		return cmd_fail(ctx, e);
 	}
+	size_t i;
 	json_t *f = gw_fleet(c, FLEET_TIMEOUT_MS);
 	json_t *boxes = json_object_get(f, "boxes"), *b;
+	size_t reachable = 0;
+	json_array_foreach(boxes, i, b)
+		reachable += json_is_true(json_object_get(b, "reachable"));
 	struct probe probes[ROLE__COUNT];
 	int box_of[ROLE__COUNT];
-	size_t n = 0, i;
+	size_t n = 0;
 	json_t *unserved = json_array();
 	for (int r = 0; r < ROLE__COUNT; r++) {
 		const char *rn = role_name((enum role_id)r);
@@ -187,7 +193,7 @@ int probe_fleet(struct ctx *ctx, double timeout_s)
 			       detail);
 		}
 		json_array_foreach(unserved, i, p)
-			printf("%-9s %-8s not served by any box of the fleet\n", json_string_value(p), "-");
+			printf("%-9s %-8s not served by any box that answered\n", json_string_value(p), "-");
 		json_array_foreach(boxes, i, p)
 			if (!json_is_true(json_object_get(p, "reachable")))
 				printf("%s: unreachable (%s)\n", jstr(p, "name"), jstr(p, "error"));
@@ -195,5 +201,10 @@ int probe_fleet(struct ctx *ctx, double timeout_s)
 	}
 	json_decref(res);
 	json_decref(f);
+	if (!n) { /* nothing verified: not a pass */
+		err_set(&e, EXIT_RUNTIME, "could not verify: %s", reachable
+			? "no box that answered serves any role" : "no box of the fleet answered /capabilities");
+		return cmd_fail(ctx, e);
+	}
 	return failed ? EXIT_CHECK : 0;
 }

@@ -117,24 +117,30 @@ static void print_text(const struct ctx *ctx, const json_t *res)
 	printf("\n");
 }
 
-CMD(probe)
+struct probe_opts {
+	double timeout_s;
+	bool fleet, via_gateway, any_named;
+	bool named[ROLE__COUNT];
+};
+
+/* -1 when the options are good, else the exit code of a usage error. */
+static int parse_opts(int argc, char **argv, struct ctx *ctx, struct probe_opts *o)
 {
-	double timeout_s = DEFAULT_TIMEOUT_S;
+	*o = (struct probe_opts){ .timeout_s = DEFAULT_TIMEOUT_S };
 	static const struct option opts[] = { { "timeout", required_argument, NULL, 't' },
 					      { "fleet", no_argument, NULL, 'f' },
 					      { "via-gateway", no_argument, NULL, 'g' },
 					      { NULL, 0, NULL, 0 } };
 	int c;
-	bool fleet = false, via_gateway = false;
 	while ((c = getopt_long(argc, argv, "t:", opts, NULL)) != -1) {
 		switch (c) {
-		case 'f': fleet = true; break;
-		case 'g': via_gateway = true; break;
+		case 'f': o->fleet = true; break;
+		case 'g': o->via_gateway = true; break;
 		case 't': {
 			char *end;
-			timeout_s = strtod(optarg, &end);
-			if (end == optarg || *end || !isfinite(timeout_s) || timeout_s <= 0 ||
-			    timeout_s > MAX_TIMEOUT_S)
+			o->timeout_s = strtod(optarg, &end);
+			if (end == optarg || *end || !isfinite(o->timeout_s) || o->timeout_s <= 0 ||
+			    o->timeout_s > MAX_TIMEOUT_S)
 				return cmd_usage_error(ctx, "--timeout '%s': expected seconds in (0, %g]",
 						       optarg, MAX_TIMEOUT_S);
 			break;
@@ -142,114 +148,123 @@ CMD(probe)
 		default: return cmd_usage_error(ctx, "unknown option");
 		}
 	}
-	if (fleet && optind < argc)
+	if (o->fleet && optind < argc)
 		return cmd_usage_error(ctx, "--fleet probes every role; no ROLE arguments");
-	if (fleet) /* every role once, where the fleet serves it: src/cmd/fleet.c */
-		return probe_fleet(ctx, timeout_s);
-	bool named[ROLE__COUNT] = { false };
-	bool any_named = false;
 	for (int i = optind; i < argc; i++) {
 		int r = role_from_name(argv[i]);
 		if (r < 0)
 			return cmd_usage_error(ctx, "unknown role '%s' (roles: cortex, senses, hand, "
 						    "embedder, reranker)", argv[i]);
-		named[r] = any_named = true;
+		o->named[r] = o->any_named = true;
 	}
+	return -1;
+}
 
-	struct err *e = NULL;
-	_cleanup_free_ char *env_path = xasprintf("%s/.env", ctx->dir);
-	__attribute__((cleanup(env_file_freep))) struct env_file env = { 0 };
-	int have_env = deploy_env_read(ctx->dir, &env, &e);
-	if (have_env < 0)
-		return cmd_fail(ctx, e);
-	if (!have_env) {
-		err_set(&e, EXIT_CONFIG, "no deploy dir at '%s' ('%s' is missing); run 'lobes init "
-					 "--apply' first", ctx->dir, env_path);
-		return cmd_fail(ctx, e);
-	}
+/* The deploy dir's .env, parsed into env (the file as committed). */
+static int read_env(const char *dir, const char *env_path, struct env_file *env, struct err **err)
+{
+	int have_env = deploy_env_read(dir, env, err);
+	if (have_env == 0)
+		return err_set(err, EXIT_CONFIG, "no deploy dir at '%s' ('%s' is missing); run 'lobes init "
+						 "--apply' first", dir, env_path);
+	return have_env < 0 ? -1 : 0;
+}
 
-	/* The profile's known failures (shipped knowledge + <dir>/profiles). */
-	const char *profile_name = env_get(&env, "LOBES_PROFILE");
-	__attribute__((cleanup(knowledge_freep))) struct knowledge k = { 0 };
-	const struct profile *prof = NULL;
-	json_auto_t *warnings = json_array();
-	if (profile_name && *profile_name) {
-		_cleanup_free_ char *opdir = xasprintf("%s/profiles", ctx->dir);
-		if (knowledge_load(&k, opdir, &e) < 0)
-			return cmd_fail(ctx, e);
-		prof = knowledge_profile(&k, profile_name);
-		if (!prof) {
-			err_set(&e, EXIT_CONFIG, "'%s': LOBES_PROFILE='%s' is not a known profile",
-				env_path, profile_name);
-			return cmd_fail(ctx, e);
-		}
-	} else {
+/* The profile of .env's LOBES_PROFILE (its known failures; shipped
+ * knowledge + <dir>/profiles) into *prof, or NULL with a warning when .env
+ * names none. */
+static int load_profile(const char *dir, const struct env_file *env, const char *env_path,
+			struct knowledge *k, const struct profile **prof, json_t *warnings,
+			struct err **err)
+{
+	const char *name = env_get(env, "LOBES_PROFILE");
+	*prof = NULL;
+	if (!name || !*name) {
 		json_array_append_new(warnings, json_string("no LOBES_PROFILE in .env: no known "
 							    "failures apply"));
+		return 0;
 	}
+	_cleanup_free_ char *opdir = xasprintf("%s/profiles", dir);
+	if (knowledge_load(k, opdir, err) < 0)
+		return -1;
+	*prof = knowledge_profile(k, name);
+	if (!*prof)
+		return err_set(err, EXIT_CONFIG, "'%s': LOBES_PROFILE='%s' is not a known profile",
+			       env_path, name);
+	return 0;
+}
 
+/* The probes of every feasible role (or the named ones) into probes; *n
+ * set. 0, or the exit code of a usage or configuration error. */
+static int plan_probes(struct ctx *ctx, const struct probe_opts *o, const struct env_file *env,
+		       const char *env_path, const struct profile *prof, struct probe *probes,
+		       size_t *n)
+{
+	struct err *e = NULL;
 	__attribute__((cleanup(fleet_template_freep))) struct fleet_template tpl = { 0 };
 	if (fleet_template_load(&tpl, &e) < 0)
 		return cmd_fail(ctx, e);
-
-	struct probe probes[ROLE__COUNT * 3];
-	size_t n = 0;
-	int code = 0;
+	*n = 0;
 	for (int r = 0; r < ROLE__COUNT; r++) {
-		bool feasible = role_is_feasible(&env, (enum role_id)r);
-		if (named[r] && !feasible) {
+		bool feasible = role_is_feasible(env, (enum role_id)r);
+		if (o->named[r] && !feasible) {
 			_cleanup_free_ char *key = env_key((enum role_id)r, "FEASIBLE");
-			const char *v = env_get(&env, key);
-			code = cmd_usage_error(ctx, "role '%s' is not feasible in '%s' (.env %s=%s)",
+			const char *v = env_get(env, key);
+			return cmd_usage_error(ctx, "role '%s' is not feasible in '%s' (.env %s=%s)",
 					       role_name((enum role_id)r), ctx->dir, key, v ? v : "unset");
-			break;
 		}
-		if (!feasible || (any_named && !named[r]))
+		if (!feasible || (o->any_named && !o->named[r]))
 			continue;
-		int port = role_port(&env, &tpl, (enum role_id)r, env_path, &e);
-		if (port < 0) {
-			code = cmd_fail(ctx, e);
-			break;
-		}
-		probe_init(&probes[n++], (enum role_id)r, port,
+		int port = role_port(env, &tpl, (enum role_id)r, env_path, &e);
+		if (port < 0)
+			return cmd_fail(ctx, e);
+		probe_init(&probes[(*n)++], (enum role_id)r, port,
 			   probe_known_failure(prof, (enum role_id)r));
-		if (role_has(&env, (enum role_id)r, "TOOL_CALL_PARSER"))
-			probe_init_kind(&probes[n++], (enum role_id)r, PK_TOOL_CALL, port,
+		if (role_has(env, (enum role_id)r, "TOOL_CALL_PARSER"))
+			probe_init_kind(&probes[(*n)++], (enum role_id)r, PK_TOOL_CALL, port,
 					probe_kind_known_failure(prof, (enum role_id)r, PK_TOOL_CALL));
-		if (role_has(&env, (enum role_id)r, "REASONING_PARSER"))
-			probe_init_kind(&probes[n++], (enum role_id)r, PK_REASONING, port,
+		if (role_has(env, (enum role_id)r, "REASONING_PARSER"))
+			probe_init_kind(&probes[(*n)++], (enum role_id)r, PK_REASONING, port,
 					probe_kind_known_failure(prof, (enum role_id)r, PK_REASONING));
 	}
-	if (!code && !n) {
+	if (!*n) {
 		err_set(&e, EXIT_CONFIG, "'%s' declares no feasible role (no <ROLE>_FEASIBLE=true)",
 			env_path);
-		code = cmd_fail(ctx, e);
+		return cmd_fail(ctx, e);
 	}
-	/* --via-gateway: every probe to the gateway, with its key (never printed) */
+	return 0;
+}
+
+/* Run the probes, through the gateway when via_gateway (its key as the
+ * bearer, never printed; its origin into *gw_origin, which the probes
+ * borrow for their report). 0, or the exit code of an error. */
+static int run_probes(struct ctx *ctx, bool via_gateway, struct probe *probes, size_t n,
+		      double timeout_s, char **gw_origin)
+{
+	struct err *e = NULL;
 	struct gw_config *gwc = NULL;
-	_cleanup_free_ char *gw_origin = NULL;
-	if (!code && via_gateway) {
+	if (via_gateway) {
 		gwc = gw_config_load(ctx->dir, NULL, &e);
-		if (!gwc) {
-			code = cmd_fail(ctx, e);
-		} else {
-			bool any = !strcmp(gwc->bind, "0.0.0.0") || !strcmp(gwc->bind, "::");
-			gw_origin = xasprintf("http://%s:%d", any ? "127.0.0.1" : gwc->bind, gwc->port);
-			for (size_t i = 0; i < n; i++) {
-				probes[i].origin = gw_origin;
-				probes[i].bearer = gwc->key;
-			}
+		if (!gwc)
+			return cmd_fail(ctx, e);
+		bool any = !strcmp(gwc->bind, "0.0.0.0") || !strcmp(gwc->bind, "::");
+		*gw_origin = xasprintf("http://%s:%d", any ? "127.0.0.1" : gwc->bind, gwc->port);
+		for (size_t i = 0; i < n; i++) {
+			probes[i].origin = *gw_origin;
+			probes[i].bearer = gwc->key;
 		}
 	}
-	if (!code && probe_run(probes, n, timeout_s, &e) < 0)
-		code = cmd_fail(ctx, e);
+	int code = probe_run(probes, n, timeout_s, &e) < 0 ? cmd_fail(ctx, e) : 0;
+	for (size_t i = 0; gwc && i < n; i++) /* the key goes with the config */
+		probes[i].bearer = NULL;
 	gw_config_unref(gwc);
-	if (code) {
-		for (size_t i = 0; i < n; i++)
-			probe_free(&probes[i]);
-		return code;
-	}
+	return code;
+}
 
+/* The result object of the probes (freed here), printed as text or --json. */
+static int report(struct ctx *ctx, struct probe *probes, size_t n, const char *profile_name,
+		  double timeout_s, json_t *warnings)
+{
 	json_int_t counts[4] = { 0 };
 	json_t *arr = json_array(), *notices = json_array();
 	for (size_t i = 0; i < n; i++) {
@@ -278,4 +293,36 @@ CMD(probe)
 		print_text(ctx, res);
 	}
 	return counts[PROBE_FAIL] ? EXIT_CHECK : 0;
+}
+
+CMD(probe)
+{
+	struct probe_opts o;
+	int code = parse_opts(argc, argv, ctx, &o);
+	if (code >= 0)
+		return code;
+	if (o.fleet) /* every role once, where the fleet serves it: src/cmd/fleet.c */
+		return probe_fleet(ctx, o.timeout_s);
+	struct err *e = NULL;
+	_cleanup_free_ char *env_path = xasprintf("%s/.env", ctx->dir);
+	__attribute__((cleanup(env_file_freep))) struct env_file env = { 0 };
+	if (read_env(ctx->dir, env_path, &env, &e) < 0)
+		return cmd_fail(ctx, e);
+	__attribute__((cleanup(knowledge_freep))) struct knowledge k = { 0 };
+	const struct profile *prof = NULL;
+	json_auto_t *warnings = json_array();
+	if (load_profile(ctx->dir, &env, env_path, &k, &prof, warnings, &e) < 0)
+		return cmd_fail(ctx, e);
+	struct probe probes[ROLE__COUNT * 3];
+	size_t n = 0;
+	_cleanup_free_ char *gw_origin = NULL;
+	code = plan_probes(ctx, &o, &env, env_path, prof, probes, &n);
+	if (!code)
+		code = run_probes(ctx, o.via_gateway, probes, n, o.timeout_s, &gw_origin);
+	if (code) {
+		for (size_t i = 0; i < n; i++)
+			probe_free(&probes[i]);
+		return code;
+	}
+	return report(ctx, probes, n, env_get(&env, "LOBES_PROFILE"), o.timeout_s, warnings);
 }

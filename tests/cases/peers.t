@@ -14,7 +14,8 @@
 # hosted_by; a pair that proxies hand to each other gives 508, not a loop; a
 # wrong peer key is the Thor's 502 peer_auth_failed, not a 401 to the client;
 # the Spark's gateway stopped gives 503 naming the peer with Retry-After;
-# `lobes status --fleet` (text and --json) shows role x box for both boxes.
+# `lobes status --fleet` (text and --json) shows role x box for both boxes;
+# `lobes probe --fleet` with no box answering is "could not verify" (exit 4).
 . "${LOBES_SRC:-.}/tests/lib.sh"
 . "$SRC/tests/standin/lib.sh"
 . "$SRC/tests/gateway_lib.sh"
@@ -312,6 +313,14 @@ is "$rc" 1 "and exits 1"
 kill -TERM "$T_PID"
 gw_wait_exit "$T_PID"
 is "$GW_RC" 0 "the Thor's gateway drains and exits 0 (its peer poll stopped)"
+# --- no box answers: probe --fleet has verified nothing ---------------------------------
+run "$LOBES" --dir "$T" probe --fleet
+is "$rc" 4 "probe --fleet with no box answering: exit 4 (could not verify), not 0"
+like "$errout" "could not verify: no box of the fleet answered /capabilities" "… saying why"
+like "$out" "thor: unreachable" "… and naming each box that did not answer"
+like "$out" "^0 probed, 0 failed" "… after probing nothing"
+run "$LOBES" --dir "$T" --json probe --fleet
+is "$rc" 4 "--json: exit 4 too"
 grep -h 'Sanitizer' "$T_ERR" "$S_ERR" | head -5
 gw_stop_all
 done_testing
