@@ -243,6 +243,8 @@ sed 's/^name: spark$/name: bad-digest/; s/sha256:8bd082c274fae025b7079498fe1da65
 LOBES_DIR=$TMP/bad8 on gb10 explain
 is "$rc" 3 "a digest prefix in a profile: a config error"
 like "$errout" "bad-digest.yaml:[0-9]+:[0-9]+: image 'vllm/vllm-openai@sha256:8bd082c2' is invalid; expected an image reference" "… at file:line:column"
+unlike "$errout" "name:tag" "… offering no tag, which a profile refuses"
+like "$errout" "expected an image reference pinned by digest: name@sha256:<64 hex digits>" "… but the full digest"
 rm "$B/bad-digest.yaml"
 sed 's/^name: spark$/name: bad-tag/; s/vllm\/vllm-openai@sha256:8bd082c274fae025b7079498fe1da65182ba1d4c2188c0f5a68c1042c38c3695  # M spark 2026-08-19, MTP/vllm\/vllm-openai:latest  # MTP/' "$SRC/data/profiles/spark.yaml" > "$B/bad-tag.yaml"
 LOBES_DIR=$TMP/bad8 on gb10 explain

@@ -139,7 +139,10 @@ int knob_canon(enum knob_id k, const char *in, char **out, const char **expect)
 			return -1;
 		break;
 	case KNOB_IMAGE:
-		*expect = "an image reference: name@sha256:<64 hex digits>, or a name:tag";
+		/* a tag passes here (an operator's .env may hold one: init and
+		 * doctor warn), but a profile refuses it (images.c): so the
+		 * expectation offers only what every reader accepts */
+		*expect = "an image reference pinned by digest: name@sha256:<64 hex digits>";
 		if (!*in || strpbrk(in, " \t'$") || (strchr(in, '@') && !image_ref_pinned(in)))
 			return -1;
 		break;
