@@ -1,0 +1,105 @@
+#!/bin/bash
+# corpus_split.t — the real-log excerpts of tests/fixtures/logs/train and
+# heldout keep the rules their READMEs state: a header with the source's
+# URL, verdict, split, and for fatal ones cause and root; each source on
+# the side the seeded hash of its URL gives it; sources not already used by
+# corpus/; bodies that cannot be read as header; train causes from the
+# vocabulary; and the held-out files unchanged since the freeze commit.
+. "${LOBES_SRC:-.}/tests/lib.sh"
+LOGS="$SRC/tests/fixtures/logs"
+FREEZE=c0c0284ece61bb286fdf6571ffe4225974d8abc3
+
+# the side the draw rule (heldout/README.md) gives a source URL
+side() {
+	local h
+	h=$(printf 'lobes-triage-19:%s' "$1" | sha256sum | cut -c1-2)
+	case "$1" in
+	https://github.com/vllm-project/*) [ $((0x$h)) -lt 64 ] && echo heldout || echo train ;;
+	*) [ $((0x$h)) -lt 192 ] && echo heldout || echo train ;;
+	esac
+}
+
+# cause ids a training excerpt may carry
+vocab() {
+	grep -h '^ *- id: ' "$SRC"/data/signatures/*.yaml | sed 's/.*id: *//'
+	grep -h '^    family: ' "$SRC"/data/signatures/*.yaml | sed 's/.*family: *//'
+	sed -n 's/^| `\([a-z0-9-]*\)` |.*/\1/p' "$LOGS/causes.md"
+	echo unknown
+}
+
+# check DIR: print one line per broken rule, nothing when all hold
+check() {
+	local dir=$1 want f field url verdict cause split root phase
+	want=$(basename "$dir")
+	for f in "$dir"/*.log; do
+		[ -e "$f" ] || continue
+		field() { sed -n "/^# [a-z]*: /!q; s/^# $1: //p" "$f"; }
+		url=$(field origin | cut -d' ' -f1)
+		verdict=$(field verdict)
+		cause=$(field cause)
+		split=$(field split)
+		root=$(field root)
+		phase=$(field phase)
+		case "$url" in https://*) ;; *) echo "$f: no origin URL" ;; esac
+		case "$verdict" in fatal | clean) ;; *) echo "$f: verdict '$verdict'" ;; esac
+		[ "$split" = "$want" ] || echo "$f: split '$split' in $want/"
+		[ "$(side "$url")" = "$want" ] || echo "$f: the rule puts $url in $(side "$url")/"
+		grep -qF "# origin: $url " "$LOGS"/corpus/*.log && echo "$f: source already in corpus/"
+		if [ "$verdict" = fatal ]; then
+			[ -n "$cause" ] || echo "$f: fatal without cause"
+			[ -n "$root" ] || echo "$f: fatal without root"
+		fi
+		case "$phase" in '' | pre-start | load | profile | warm-up | graph-capture | serving) ;;
+		*) echo "$f: phase '$phase'" ;; esac
+		[ "$want" = train ] && [ -n "$cause" ] && ! vocab | grep -qx -- "$cause" &&
+			echo "$f: cause '$cause' is in no signature and not in causes.md"
+		awk 'h == 0 && /^# [a-z]+: / { next } { h = 1 } /^#/ { print FILENAME ": body line begins with #"; exit }' "$f"
+	done
+}
+
+n=$(ls "$LOGS"/heldout/*.log | wc -l)
+is "$n" 49 "heldout/ holds the 49 excerpts frozen in $FREEZE"
+for d in train heldout; do
+	problems=$(check "$LOGS/$d")
+	is "$problems" "" "$d/: headers, draw rule, new sources, vocabulary"
+done
+
+heldout_sources=$(sed -n 's/^# origin: \([^ ]*\).*/\1/p' "$LOGS"/heldout/*.log | sort -u)
+train_sources=$(sed -n 's/^# origin: \([^ ]*\).*/\1/p' "$LOGS"/train/*.log | sort -u)
+is "$(comm -12 <(echo "$heldout_sources") <(echo "$train_sources"))" "" "no source is on both sides"
+
+# the checker catches each broken rule (planted files)
+P="$TMP/plant/train"
+mkdir -p "$P"
+cat > "$P/a.log" <<'L'
+# origin: https://github.com/vllm-project/vllm/issues/1738 (drawn held-out, filed here)
+# verdict: fatal
+# cause: no-such-family
+# split: train
+ImportError: x
+L
+cat > "$P/b.log" <<'L'
+# origin: https://github.com/vllm-project/vllm/issues/11994 (a corpus-free train source)
+# verdict: fatal
+# cause: unknown
+# root: RuntimeError
+# phase: startup
+# split: train
+#033[1;36m(VllmWorker pid=1) ERROR x
+L
+problems=$(check "$P")
+like "$problems" "a.log: the rule puts .*1738 in heldout/" "a source on the wrong side is caught"
+like "$problems" "a.log: fatal without root" "a fatal excerpt without root is caught"
+like "$problems" "a.log: cause 'no-such-family' is in no signature" "a cause outside the vocabulary is caught"
+like "$problems" "b.log: phase 'startup'" "an unknown phase is caught"
+like "$problems" "b.log: body line begins with #" "a body line that reads as header is caught"
+unlike "$problems" "b.log: (the rule|fatal without|cause)" "a well-formed header passes"
+
+# held-out files are never edited after the freeze (in a git checkout)
+if git -C "$SRC" cat-file -e "$FREEZE^{commit}" 2>/dev/null; then
+	changed=$(git -C "$SRC" diff --name-only "$FREEZE" -- 'tests/fixtures/logs/heldout/*.log')
+	is "$changed" "" "held-out excerpts unchanged since the freeze $FREEZE"
+else
+	ok 0 "# skip held-out freeze check: not a git checkout with $FREEZE"
+fi
+done_testing
