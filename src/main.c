@@ -296,6 +296,31 @@ static const struct command commands[] = {
 	  "  --drop-caches   drop the page cache once if memory is short (root; unified\n"
 	  "                  boxes keep weights in the page cache after teardown)\n"
 	  "  --wait S        how long to wait for memory (default 120)\n" },
+	{ "switch", cmd_switch,
+	  "lobes switch ROLE [MODEL] [--apply --no-restart] [--tool-call-parser P] [--reasoning-parser P] [--max-model-len N] [--gpu-memory-utilization F] [--served-name NAME] [--allow-download]",
+	  "change one role's checkpoint (dry-run unless --apply)",
+	  "Without MODEL: the checkpoints in the Hugging Face cache, each with its\n"
+	  "size, model family and whether its weights fit the role's budget\n"
+	  "(gpu_memory_utilization of the box's memory).\n"
+	  "With MODEL: what changes and why — family and its parsers, runner,\n"
+	  "max_model_len clamped to the checkpoint's native context, quantization\n"
+	  "from its quantization_config, KV scales, the traits that now apply — and\n"
+	  "the diff of .env and the compose files. The change is written as your\n"
+	  "edits of .env (<ROLE>_MODEL and what follows from the checkpoint; the\n"
+	  "role's keys that followed the old model are reset), so `lobes init`\n"
+	  "keeps it and `lobes explain` names it; `lobes init --reset <ROLE>_MODEL`\n"
+	  "goes back to the profile's checkpoint.\n"
+	  "Refused, with nothing changed: a role that is not feasible on this box,\n"
+	  "a model not in the cache (with the command that fetches it), weights\n"
+	  "larger than the role's budget (with the numbers).\n"
+	  "  --apply --no-restart  write atomically (the init journal); then restart\n"
+	  "                  the role with `lobes serve --apply`\n"
+	  "  --tool-call-parser P, --reasoning-parser P  instead of the family's\n"
+	  "  --max-model-len N, --gpu-memory-utilization F  instead of the profile's\n"
+	  "  --served-name NAME  serve the role also as NAME (the role name stays)\n"
+	  "  --allow-download  switch to a model that is not cached (vLLM downloads\n"
+	  "                  it at boot; no size check)\n"
+	  "Exit 3 when refused, 2 on a usage error.\n" },
 	{ "completion", cmd_completion, "lobes completion SHELL",
 	  "print a shell completion script (bash, zsh or fish)",
 	  "Prints a completion script for SHELL (bash, zsh or fish) made from this\n"

@@ -92,5 +92,6 @@ CMD(gateway);
 CMD(bench);
 CMD(eval);
 CMD(completion);
+CMD(switch);
 
 #endif

@@ -17,10 +17,12 @@ comp() {
 	bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _lobes; printf "%s\n" "${COMPREPLY[@]}" | sort | tr "\n" " "' \
 		_ "$TMP/lobes.bash" "$@"
 }
-is "$(comp lobes s)" "serve status stop " "lobes s<TAB>: serve status stop"
+is "$(comp lobes s)" "serve status stop switch " "lobes s<TAB>: serve status stop switch"
 is "$(comp lobes init --pro)" "--profile " "lobes init --pro<TAB>: --profile"
 is "$(comp lobes init --profile '')" "base orin orin-nano-super spark thor " "lobes init --profile <TAB>: the profiles"
 is "$(comp lobes explain c)" "cortex " "lobes explain c<TAB>: cortex (a role)"
+is "$(comp lobes switch c)" "cortex " "lobes switch c<TAB>: cortex (a role)"
+like "$(comp lobes switch cortex Qwen/Qwen3.)" "Qwen/Qwen3.5-4B" "lobes switch cortex <TAB>: the cached checkpoints"
 is "$(comp lobes --json explain --profile thor c)" "cortex " "… after global options and an option's value"
 is "$(comp lobes probe cortex e)" "embedder " "lobes probe takes roles again and again"
 is "$(comp lobes verify '')" "attention-backend-env fp8-kv-attribution " "lobes verify <TAB>: the question ids"

@@ -38,7 +38,7 @@ fi
 # The installed bash completion completes, against the installed binary.
 got=$(PATH="$R/usr/local/bin:$PATH" bash -c '. "$1"; COMP_WORDS=(lobes s); COMP_CWORD=1; _lobes; printf "%s " "${COMPREPLY[@]}"' \
 	_ "$R/usr/local/share/bash-completion/completions/lobes")
-is "$got" "serve status stop " "the installed bash completion completes lobes s"
+is "$got" "serve status stop switch " "the installed bash completion completes lobes s"
 got=$(PATH="$R/usr/local/bin:$PATH" LOBES_DIR=$TMP/d bash -c '. "$1"; COMP_WORDS=(lobes init --profile t); COMP_CWORD=3; _lobes; printf "%s " "${COMPREPLY[@]}"' \
 	_ "$R/usr/local/share/bash-completion/completions/lobes")
 is "$got" "thor " "… and asks the installed binary for the profiles"

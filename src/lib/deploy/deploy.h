@@ -97,6 +97,8 @@ struct init_opts {
 	char *const *reset;       /* NULL-terminated keys, or NULL */
 	bool apply;               /* init_apply() follows: lock and recover first */
 	int keep_backups;         /* -1: LOBES_KEEP_BACKUPS of .env, else DEPLOY_KEEP_BACKUPS */
+	char *const *set;         /* NULL-terminated "KEY=VALUE": taken as if the operator had
+				   * written them in .env (lobes switch), or NULL */
 };
 
 /* Compute what init would write. With o->apply, takes the deploy dir's lock

@@ -109,6 +109,31 @@ static char *mask_env(const char *text)
 	return buf_take(&b);
 }
 
+/* o->set: each KEY=VALUE replaces the key's last assignment in the .env
+ * read (or is added), as if the operator had written it; the file's old
+ * text stays the diff's left side. */
+static int apply_sets(const struct init_opts *o, struct env_file *env, struct err **err)
+{
+	for (char *const *s = o->set; s && *s; s++) {
+		const char *eq = strchr(*s, '=');
+		if (!eq || eq == *s)
+			return err_set(err, EXIT_USAGE, "'%s' is not KEY=VALUE", *s);
+		_cleanup_free_ char *key = xasprintf("%.*s", (int)(eq - *s), *s);
+		struct env_entry *e = (struct env_entry *)env_entry_get(env, key);
+		if (!e) {
+			env->e = xrealloc(env->e, (env->n + 1) * sizeof(*env->e));
+			e = &env->e[env->n++];
+			memset(e, 0, sizeof(*e));
+			e->key = xstrdup(key);
+		}
+		free(e->value);
+		free(e->raw);
+		e->value = xstrdup(eq + 1);
+		e->raw = xstrdup(*s);
+	}
+	return 0;
+}
+
 /* What init finds in the deploy dir before it renders. */
 struct init_old {
 	char *env_text; /* .env as committed; NULL: none */
@@ -149,6 +174,8 @@ static int read_dir(struct init_result *r, const struct init_opts *o, struct ini
 		return -1;
 	if (old->env_text && env_parse_len(old->env_text, old->env_len, ".env", &old->env, err) < 0)
 		return err_wrap(err, "deploy dir '%s'", o->dir);
+	if (apply_sets(o, &old->env, err) < 0)
+		return -1;
 	r->keep_backups = keep_backups(o, &old->env, err);
 	if (r->keep_backups < 0)
 		return -1;

@@ -20,6 +20,7 @@
  * original_max_position_embeddings when stated), as vLLM derives it.
  */
 #include <dirent.h>
+#include <sys/stat.h>
 #include <string.h>
 
 #include "../util/cleanup.h"
@@ -214,6 +215,28 @@ char **checkpoint_cache_list(const char *hub_in)
 	if (n > 1)
 		qsort(out, n, sizeof(*out), cmp_str);
 	return out;
+}
+
+long long checkpoint_weights_bytes(const char *snapshot, size_t *files)
+{
+	_cleanup_closedir_ DIR *d = snapshot ? opendir(snapshot) : NULL;
+	long long sum = 0;
+	size_t n = 0;
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		if (l < 12 || strcmp(de->d_name + l - 12, ".safetensors") != 0)
+			continue;
+		_cleanup_free_ char *p = xasprintf("%s/%s", snapshot, de->d_name);
+		struct stat st;
+		if (stat(p, &st) == 0 && S_ISREG(st.st_mode)) {
+			sum += (long long)st.st_size;
+			n++;
+		}
+	}
+	if (files)
+		*files = n;
+	return n ? sum : -1;
 }
 
 int checkpoint_facts_read(const char *model_id, struct checkpoint_facts *c, struct err **err)

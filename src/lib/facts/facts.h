@@ -89,6 +89,9 @@ void checkpoint_facts_free(struct checkpoint_facts *c);
 /* The model ids ("org/name") with a snapshot in the hub (NULL: the default
  * hub), sorted; NULL when there are none. Caller frees with strv_free. */
 char **checkpoint_cache_list(const char *hub);
+/* The bytes of the *.safetensors files of a snapshot (symlinks into the
+ * cache's blobs followed), *files their count; -1 when there are none. */
+long long checkpoint_weights_bytes(const char *snapshot, size_t *files);
 json_t *checkpoint_facts_json(const struct checkpoint_facts *c);
 
 #endif
