@@ -33,14 +33,25 @@ static const struct command commands[] = {
 	  "show the per-role plan and why every knob has its value",
 	  "  --profile P   use profile P instead of the one the detected card selects\n"
 	  "  ROLE          only this role (cortex, senses, hand, embedder, reranker)\n" },
-	{ "render", cmd_render, "lobes render [--profile P] [--out DIR | --check DIR]",
-	  "render a profile's compose files and .env (pure: same bytes on any machine)",
+	{ "render", cmd_render,
+	  "lobes render [--target compose|kubernetes] [--profile P]... [--out DIR | --check DIR] "
+	  "[--lobes-image REF] [--hf-cache-claim NAME]",
+	  "render a profile's compose files and .env, or a kustomize tree for Kubernetes (pure: same bytes on any machine)",
 	  "Renders the profile for its own card, independent of this machine (no\n"
 	  "detection beyond picking the default profile, no checkpoint reads).\n"
+	  "  --target T    compose (default) or kubernetes: a kustomize tree, base/ plus\n"
+	  "                overlays/<profile>/ per card profile and kustomization.yaml for\n"
+	  "                the whole cluster (docs/kubernetes.md)\n"
 	  "  --profile P   the profile (default: the one the detected card selects;\n"
-	  "                with --check, the LOBES_PROFILE named in DIR/.env)\n"
-	  "  --out DIR     write docker-compose.yml, docker-compose.gpu.yml, .env into DIR\n"
+	  "                with --check, the LOBES_PROFILE named in DIR/.env); repeat it\n"
+	  "                with --target kubernetes (default there: every profile)\n"
+	  "  --out DIR     write the files into DIR (docker-compose.yml,\n"
+	  "                docker-compose.gpu.yml, .env; or the kubernetes tree)\n"
 	  "  --check DIR   compare DIR with the render; exit 1 and print a diff if it differs\n"
+	  "  --lobes-image REF     kubernetes: the image the gateway runs (`make image`;\n"
+	  "                default lobes:latest)\n"
+	  "  --hf-cache-claim NAME kubernetes: the Hugging Face cache from this\n"
+	  "                PersistentVolumeClaim instead of a hostPath on each node\n"
 	  "Without --out or --check the files are printed.\n" },
 	{ "init", cmd_init, "lobes init [--dir D] [--profile P] [--apply] [--reset KEY]... [--keep-backups N]",
 	  "detect, resolve and render into the deploy dir (dry-run unless --apply)",
@@ -53,7 +64,7 @@ static const struct command commands[] = {
 	  "  --reset KEY   forget your edit of .env KEY (repeatable)\n"
 	  "  --keep-backups N  keep the last N backups of each file (default: .env's\n"
 	  "                LOBES_KEEP_BACKUPS, else 5; 0 keeps none)\n" },
-	{ "doctor", cmd_doctor, "lobes doctor [--profile P] [--image-probe] [--json]",
+	{ "doctor", cmd_doctor, "lobes doctor [--profile P] [--image-probe] [--kubernetes DIR] [--json]",
 	  "check the deploy dir against this box before a boot (read-only)",
 	  "One line per finding (ok, info, warning, error), then what to do. Checks:\n"
 	  "  profile       the profile in use and why; a warning when it is not\n"
@@ -86,6 +97,14 @@ static const struct command commands[] = {
 	  "  --image-probe   ask each role's image (<ROLE>_IMAGE) for its own env registry with\n"
 	  "                  `docker run --rm --pull never --entrypoint python3`; cached\n"
 	  "                  by digest in DIR/cache/vllm-env/; never pulls\n"
+	  "  --kubernetes DIR  check a tree `lobes render --target kubernetes` wrote, each\n"
+	  "                  overlay against its own profile and card: image, vllm-args,\n"
+	  "                  fp8-kv and traits as above, then kubernetes-nodes (the card's\n"
+	  "                  GPU Feature Discovery labels), kubernetes-sidecars (native\n"
+	  "                  sidecars with startupProbes in the bring-up order),\n"
+	  "                  kubernetes-secrets (none in the ConfigMap or an env literal),\n"
+	  "                  kubernetes-render (the files equal the render) and\n"
+	  "                  kubernetes-restart (a restarted sidecar does not wait)\n"
 	  "environment: LOBES_DOCKER (docker CLI, default docker), LOBES_COMPOSE (the\n"
 	  "compose command), HF_HUB_CACHE/HF_HOME (checkpoints), those of `lobes detect`.\n"
 	  "Exit 1 when a check found an error, 0 otherwise, 3 when there is no deploy\n"

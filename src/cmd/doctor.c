@@ -40,25 +40,31 @@ static void indented(const char *text, const char *prefix)
 
 CMD(doctor)
 {
-	const char *profile = NULL;
+	const char *profile = NULL, *kube = NULL;
 	bool probe = false;
 	static const struct option opts[] = { { "profile", required_argument, NULL, 'p' },
 					      { "image-probe", no_argument, NULL, 'i' },
+					      { "kubernetes", required_argument, NULL, 'k' },
 					      { NULL, 0, NULL, 0 } };
 	int c;
 	while ((c = getopt_long(argc, argv, "p:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p': profile = optarg; break;
 		case 'i': probe = true; break;
+		case 'k': kube = optarg; break;
 		default: return cmd_usage_error(ctx, "unknown option");
 		}
 	}
 	if (optind < argc)
 		return cmd_usage_error(ctx, "unexpected argument '%s'", argv[optind]);
-	struct doctor_opts o = { .dir = ctx->dir, .profile = profile, .image_probe = probe };
+	if (kube && (profile || probe))
+		return cmd_usage_error(ctx, "--kubernetes checks each overlay against its own profile: "
+					    "no --profile or --image-probe with it");
+	struct doctor_opts o = { .dir = ctx->dir, .profile = profile, .image_probe = probe,
+				 .kubernetes = kube };
 	struct doctor_report r;
 	struct err *e = NULL;
-	if (doctor_run(&r, &o, &e) < 0) {
+	if ((kube ? doctor_run_kubernetes(&r, &o, &e) : doctor_run(&r, &o, &e)) < 0) {
 		doctor_report_free(&r);
 		return cmd_fail(ctx, e);
 	}

@@ -155,4 +155,21 @@ struct deployed {
 void deployed_load(struct deployed *d, const char *dir);
 void deployed_free(struct deployed *d);
 
+/* One overlay of a rendered Kubernetes tree (`lobes render --target
+ * kubernetes`), read as deployed_load reads a compose dir: d.env from its
+ * gateway.env (the gateway's ConfigMap), d.roles from the DaemonSet
+ * patch's init containers (image, `vllm serve` + args with the kubelet's
+ * `$$` unescaped, knobs read back), plus what only Kubernetes has. Read
+ * problems go to d.problems; nothing is an error. */
+struct deployed_k8s {
+	struct deployed d;
+	char **order;        /* the init containers' names, in order */
+	char **not_sidecar;  /* ... of those without restartPolicy: Always */
+	char **no_startup;   /* ... of those without a startupProbe */
+	char **selector;     /* nodeSelector as "key=value" (strv) */
+	char **literals;     /* "container: NAME" for each env literal whose name is a secret's */
+};
+void deployed_load_k8s(struct deployed_k8s *k, const char *tree, const char *profile);
+void deployed_k8s_free(struct deployed_k8s *k);
+
 #endif

@@ -100,4 +100,9 @@ char *deploy_state_text(const char *profile, json_t *env);
 char *env_merge(const char *rendered, const struct env_file *old, char *const *edited,
 		const struct env_file *renv);
 
+/* Read the vLLM flags of a role's argv ("vllm" "serve" MODEL --flag...)
+ * back into dr's knob values (deployed.c; deployed_k8s.c reads a rendered
+ * Kubernetes overlay with it too). */
+void deployed_knobs_from_args(struct deployed_role *dr, char **args);
+
 #endif

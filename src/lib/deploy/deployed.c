@@ -20,7 +20,7 @@
 #include "../util/strv.h"
 #include "../util/yaml_doc.h"
 #include "../util/yaml_scalar.h"
-#include "deploy.h"
+#include "deploy_int.h"
 
 void deployed_free(struct deployed *d)
 {
@@ -157,7 +157,7 @@ static void set_knob(struct deployed_role *dr, enum knob_id k, const char *v)
 }
 
 /* Read the vLLM flags of an interpolated argv back into knob values. */
-static void knobs_from_args(struct deployed_role *dr, char **args)
+void deployed_knobs_from_args(struct deployed_role *dr, char **args)
 {
 	set_knob(dr, KNOB_FEASIBLE, "true");
 	set_knob(dr, KNOB_KV_CACHE_DTYPE, "auto");
@@ -369,7 +369,7 @@ void deployed_load(struct deployed *d, const char *dir)
 				free(dr->knobs[k]);
 				dr->knobs[k] = NULL;
 			}
-			knobs_from_args(dr, args);
+			deployed_knobs_from_args(dr, args);
 			strv_free(dr->args);
 			dr->args = TAKE_PTR(args);
 		}

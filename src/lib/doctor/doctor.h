@@ -13,7 +13,8 @@
  * name, per trait). The library never prints: the command renders the list.
  *
  * Check ids: profile, deploy-dir, env-registry, fp8-kv, traits, family,
- * memory, docker, compose, gpu-runtime.
+ * memory, docker, compose, gpu-runtime; with --kubernetes also kubernetes,
+ * kubernetes-nodes, -sidecars, -secrets, -render, -restart.
  */
 #ifndef LOBES_DOCTOR_H
 #define LOBES_DOCTOR_H
@@ -51,6 +52,7 @@ struct doctor_opts {
 	bool image_probe;      /* ask the image for its env registry (cached by digest) */
 	const char *docker;    /* docker CLI; NULL: $LOBES_DOCKER, else "docker" */
 	int probe_timeout_ms;  /* bound on the image probe; 0: 120000 */
+	const char *kubernetes; /* doctor_run_kubernetes: the rendered tree */
 };
 
 /* Run every check. Returns 0 with the findings in r (free with
@@ -60,6 +62,13 @@ struct doctor_opts {
  * (r->no_dir is set), and every check that needs no deploy dir still runs. */
 int doctor_run(struct doctor_report *r, const struct doctor_opts *o, struct err **err);
 void doctor_report_free(struct doctor_report *r);
+
+/* Check a tree `lobes render --target kubernetes` wrote (o->kubernetes;
+ * operator knowledge from o->dir/profiles) overlay by overlay, with the
+ * compose checks that read a deployed fleet plus the Kubernetes ones
+ * (kubernetes.c). -1 (EXIT_CONFIG) when the tree is not a directory or the
+ * knowledge does not load. */
+int doctor_run_kubernetes(struct doctor_report *r, const struct doctor_opts *o, struct err **err);
 
 /* The worst severity of all findings (SEV_OK for none). */
 enum check_sev doctor_worst(const struct doctor_report *r);

@@ -161,7 +161,7 @@ static void node_selection(struct buf *b, const struct k8s_ctx *c)
 {
 	const struct plan *p = c->prof->plan;
 	buf_adds(b, "      nodeSelector:\n");
-	if (!k8s_gfd_selects(c->prof->card)) {
+	if (!render_k8s_gfd_selects(c->prof->card)) {
 		buf_printf(b, "        %s: ", c->kt->profile_label);
 		k8s_q(b, p->profile->name);
 		buf_adds(b, "\n");
@@ -202,7 +202,7 @@ static void pod_comment(struct buf *b, const struct k8s_ctx *c)
 		    "# A sidecar restarted later does not wait for the others: the gateway\n"
 		    "# answers 503 backend_unavailable for its role until it is up again.\n");
 	k8s_comment_infeasible(b, p);
-	if (k8s_gfd_selects(c->prof->card)) {
+	if (render_k8s_gfd_selects(c->prof->card)) {
 		buf_adds(b, "# Nodes: GPU Feature Discovery labels of the card;");
 		k8s_comment_wrapped(b, c->prof->card->gfd_note);
 	} else

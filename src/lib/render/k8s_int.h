@@ -30,9 +30,6 @@ struct k8s_ctx {
  * there), or NULL: an other rendered profile where r is feasible, on a
  * validated card first, then a partial one; never an opt-in profile. */
 const struct plan *k8s_peer_for(const struct k8s_ctx *c, enum role_id r);
-/* Whether a profile's nodes are chosen by GPU Feature Discovery labels
- * (its card has them and is not unvalidated); else by the opt-in label. */
-bool k8s_gfd_selects(const struct card *c);
 /* "lobes-gateway-key-<profile>"; caller frees. */
 char *k8s_key_secret(const char *profile);
 

@@ -22,7 +22,7 @@
 #include "../util/cleanup.h"
 #include "k8s_int.h"
 
-bool k8s_gfd_selects(const struct card *c)
+bool render_k8s_gfd_selects(const struct card *c)
 {
 	return c && c->gfd_product && c->status && strcmp(c->status, "unvalidated") != 0;
 }
@@ -41,7 +41,7 @@ const struct plan *k8s_peer_for(const struct k8s_ctx *c, enum role_id r)
 	const struct k8s_profile *best = NULL;
 	for (size_t i = 0; i < c->n_all; i++) {
 		const struct k8s_profile *q = &c->all[i];
-		if (q == c->prof || !role_feasible(q->plan, r) || !k8s_gfd_selects(q->card))
+		if (q == c->prof || !role_feasible(q->plan, r) || !render_k8s_gfd_selects(q->card))
 			continue;
 		if (!best || (strcmp(best->card->status, "validated") != 0 &&
 			      strcmp(q->card->status, "validated") == 0))
@@ -332,7 +332,7 @@ static void render_overlay(struct k8s_ctx *c, struct render_out *out)
 
 static bool same_gfd(const struct card *a, const struct card *b)
 {
-	return k8s_gfd_selects(a) && k8s_gfd_selects(b) &&
+	return render_k8s_gfd_selects(a) && render_k8s_gfd_selects(b) &&
 	       !strcmp(a->gfd_product, b->gfd_product) &&
 	       !strcmp(a->gfd_compute_major, b->gfd_compute_major) &&
 	       !strcmp(a->gfd_compute_minor, b->gfd_compute_minor);
@@ -342,7 +342,10 @@ int render_kubernetes(const struct k8s_profile *ps, size_t n, const struct fleet
 		      const struct k8s_template *kt, const struct k8s_options *o,
 		      struct render_out *out, struct err **err)
 {
+	static const struct k8s_options defaults = { 0 };
 	memset(out, 0, sizeof(*out));
+	if (!o)
+		o = &defaults;
 	if (n < 1 || n > K8S_MAX_PROFILES)
 		return err_set(err, EXIT_USAGE, "render: %zu profiles; expected 1 to %d", n,
 			       K8S_MAX_PROFILES);

@@ -93,10 +93,15 @@ struct k8s_profile {
 };
 
 #define K8S_MAX_PROFILES 12
-/* Render n (1..K8S_MAX_PROFILES) profiles, each once, into out. */
+/* Render n (1..K8S_MAX_PROFILES) profiles, each once, into out (o NULL:
+ * the template's image, a hostPath cache). */
 int render_kubernetes(const struct k8s_profile *ps, size_t n, const struct fleet_template *t,
 		      const struct k8s_template *kt, const struct k8s_options *o,
 		      struct render_out *out, struct err **err);
+/* Whether a profile's nodes are chosen by GPU Feature Discovery labels
+ * (its card has them and is not unvalidated); else only nodes an operator
+ * labels <profile_label>=<profile> run it. */
+bool render_k8s_gfd_selects(const struct card *c);
 /* render_nominal's Kubernetes twin: the profiles named (NULL/0: every
  * profile k holds, in name order) for their own cards. */
 int render_nominal_k8s(const struct knowledge *k, const char *const *profiles, size_t n,
