@@ -53,7 +53,8 @@ static const struct command commands[] = {
 	  "  --hf-cache-claim NAME kubernetes: the Hugging Face cache from this\n"
 	  "                PersistentVolumeClaim instead of a hostPath on each node\n"
 	  "Without --out or --check the files are printed.\n" },
-	{ "init", cmd_init, "lobes init [--dir D] [--profile P] [--apply] [--reset KEY]... [--keep-backups N]",
+	{ "init", cmd_init, "lobes init [--dir D] [--target compose|kubernetes] [--profile P]... [--apply] "
+	  "[--reset KEY]... [--keep-backups N]",
 	  "detect, resolve and render into the deploy dir (dry-run unless --apply)",
 	  "Prints the profile chosen and why, then a unified diff of every file it\n"
 	  "would write. Values you edited in .env are kept (the diff names them).\n"
@@ -63,7 +64,12 @@ static const struct command commands[] = {
 	  "                one); replaced files are kept as NAME.bak.N; .env is mode 0600\n"
 	  "  --reset KEY   forget your edit of .env KEY (repeatable)\n"
 	  "  --keep-backups N  keep the last N backups of each file (default: .env's\n"
-	  "                LOBES_KEEP_BACKUPS, else 5; 0 keeps none)\n" },
+	  "                LOBES_KEEP_BACKUPS, else 5; 0 keeps none)\n"
+	  "  --target kubernetes  write `lobes render --target kubernetes` into\n"
+	  "                DIR/kubernetes/ instead (--profile repeatable, default every\n"
+	  "                profile; --lobes-image, --hf-cache-claim as for render): the\n"
+	  "                same dry-run diff, and with --apply each directory of the tree\n"
+	  "                as one commit under the deploy dir's lock (docs/kubernetes.md)\n" },
 	{ "doctor", cmd_doctor, "lobes doctor [--profile P] [--image-probe] [--kubernetes DIR] [--json]",
 	  "check the deploy dir against this box before a boot (read-only)",
 	  "One line per finding (ok, info, warning, error), then what to do. Checks:\n"

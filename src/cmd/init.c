@@ -53,14 +53,70 @@ static json_t *result_json(const struct init_result *r, bool applied, const char
 					     : "detected card");
 }
 
+/* init --target kubernetes: the tree of the profiles named (default: every
+ * profile) under DIR/kubernetes/, through the deploy dir's store. */
+static int init_k8s(struct ctx *ctx, const char *const *profiles, size_t n,
+		    const struct k8s_options *ko, bool apply)
+{
+	struct err *e = NULL;
+	_cleanup_free_ char *opdir = xasprintf("%s/profiles", ctx->dir);
+	struct knowledge k = { 0 };
+	if (knowledge_load(&k, opdir, &e) < 0)
+		return cmd_fail(ctx, e);
+	struct render_out ro;
+	int rendered = render_nominal_k8s(&k, profiles, n, ko, &ro, &e);
+	knowledge_free(&k);
+	if (rendered < 0)
+		return cmd_fail(ctx, e);
+	struct tree_result tr;
+	int synced = deploy_tree_sync(ctx->dir, "kubernetes", &ro, apply, &tr, &e);
+	render_out_free(&ro);
+	if (synced < 0) {
+		tree_result_free(&tr);
+		return cmd_fail(ctx, e);
+	}
+	json_auto_t *res = json_pack("{s:s, s:s, s:s, s:[], s:s, s:b, s:b}", "dir", ctx->dir, "target",
+				     "kubernetes", "root", tr.root, "files", "diff", tr.diff, "changed",
+				     tr.changed, "applied", apply && tr.changed);
+	for (size_t i = 0; i < tr.n; i++)
+		json_array_append_new(json_object_get(res, "files"),
+				      json_pack("{s:s, s:s}", "name", tr.files[i].name, "status",
+						!tr.files[i].changed ? "same" : tr.files[i].existed ? "changed" : "new"));
+	tree_result_free(&tr);
+	if (ctx->json) {
+		out_json(res);
+		return 0;
+	}
+	fputs(jstr(res, "diff"), stdout);
+	size_t i;
+	json_t *x;
+	if (!json_is_true(json_object_get(res, "changed")))
+		printf("'%s' is up to date: nothing to write\n", jstr(res, "root"));
+	else if (!apply)
+		printf("dry run: nothing written; run `lobes init --target kubernetes --apply` to write "
+		       "these changes\n");
+	else
+		json_array_foreach(json_object_get(res, "files"), i, x)
+			if (strcmp(jstr(x, "status"), "same") != 0)
+				printf("wrote %s/%s\n", jstr(res, "root"), jstr(x, "name"));
+	return 0;
+}
+
 CMD(init)
 {
 	const char *profile = NULL;
 	bool apply = false;
 	char **reset = NULL;
 	size_t n_reset = 0;
+	const char *target = "compose";
+	const char *profiles[K8S_MAX_PROFILES];
+	size_t n_profiles = 0;
+	struct k8s_options ko = { 0 };
 	static const struct option opts[] = { { "profile", required_argument, NULL, 'p' },
 					      { "apply", no_argument, NULL, 'a' },
+					      { "target", required_argument, NULL, 't' },
+					      { "lobes-image", required_argument, NULL, 'i' },
+					      { "hf-cache-claim", required_argument, NULL, 'C' },
 					      { "reset", required_argument, NULL, 'r' },
 					      { "keep-backups", required_argument, NULL, 'k' },
 					      { NULL, 0, NULL, 0 } };
@@ -68,8 +124,17 @@ CMD(init)
 	int c;
 	while ((c = getopt_long(argc, argv, "p:ar:k:", opts, NULL)) != -1) {
 		switch (c) {
-		case 'p': profile = optarg; break;
+		case 'p':
+			if (n_profiles == K8S_MAX_PROFILES) {
+				free(reset);
+				return cmd_usage_error(ctx, "more than %d --profile", K8S_MAX_PROFILES);
+			}
+			profiles[n_profiles++] = profile = optarg;
+			break;
 		case 'a': apply = true; break;
+		case 't': target = optarg; break;
+		case 'i': ko.lobes_image = optarg; break;
+		case 'C': ko.hf_claim = optarg; break;
 		case 'k': {
 			char *end;
 			long v = strtol(optarg, &end, 10);
@@ -92,6 +157,17 @@ CMD(init)
 	_cleanup_free_ char **reset_owned = reset;
 	if (optind < argc)
 		return cmd_usage_error(ctx, "unexpected argument '%s'", argv[optind]);
+	bool k8s = !strcmp(target, "kubernetes");
+	if (!k8s && strcmp(target, "compose") != 0)
+		return cmd_usage_error(ctx, "--target '%s'; expected compose or kubernetes", target);
+	if (k8s && (reset || keep >= 0))
+		return cmd_usage_error(ctx, "--reset and --keep-backups are for the compose files");
+	if (k8s)
+		return init_k8s(ctx, profiles, n_profiles, &ko, apply);
+	if (ko.lobes_image || ko.hf_claim)
+		return cmd_usage_error(ctx, "--lobes-image and --hf-cache-claim need --target kubernetes");
+	if (n_profiles > 1)
+		return cmd_usage_error(ctx, "one --profile for --target compose");
 	struct init_opts o = { .dir = ctx->dir, .profile = profile, .reset = reset, .apply = apply,
 			       .keep_backups = keep };
 	struct init_result r;

@@ -44,6 +44,29 @@ run "$LOBES" render --target kubernetes --profile thor --out "$TMP/one"
 is "$([ -e "$TMP/one/overlays/thor/peers.yaml" ] && echo yes || echo no)" no "alone, thor has no peer to proxy hand to"
 unlike "$(cat "$TMP/one/overlays/thor/daemonset.yaml")" "NotIn" "alone, no affinity against other profiles"
 
+# init --target kubernetes: the same tree, into DIR/kubernetes/ through the store
+run "$LOBES" --dir "$TMP/dep1" init --target kubernetes
+is "$rc" 0 "init --target kubernetes: a dry run"
+like "$out" "^\+\+\+ b/kubernetes/overlays/thor/daemonset.yaml" "shows the diff of each file"
+is "$([ -e "$TMP/dep1" ] && echo written || echo nothing)" nothing "and writes nothing"
+run "$LOBES" --dir "$TMP/dep1" init --target kubernetes --apply
+is "$rc" 0 "--apply writes the tree"
+is "$(diff -r "$G" "$TMP/dep1/kubernetes" && echo same)" same "the tree in DIR/kubernetes equals the golden"
+is "$(ls -A "$TMP/dep1" | tr '\n' ' ')" ".lobes.lock kubernetes " "beside the deploy dir's lock, nothing else"
+run "$LOBES" --dir "$TMP/dep1" init --target kubernetes --apply
+like "$out" "is up to date: nothing to write" "a second --apply writes nothing"
+sed -i 's/periodSeconds: 15/periodSeconds: 99/' "$TMP/dep1/kubernetes/overlays/spark/daemonset.yaml"
+run "$LOBES" --dir "$TMP/dep1" --json init --target kubernetes
+is "$(printf '%s' "$out" | python3 -c 'import json,sys; print(" ".join(f["name"] + ":" + f["status"] for f in json.load(sys.stdin)["files"] if f["status"] != "same"))')" \
+	"overlays/spark/daemonset.yaml:changed" "an edited file shows as changed, and only it"
+run "$LOBES" --dir "$TMP/dep1" init --target kubernetes --apply
+is "$(diff -r "$G" "$TMP/dep1/kubernetes" && echo same)" same "and --apply restores it"
+is "$(ls -A "$TMP/dep1/kubernetes/overlays/spark" | grep -c 'tmp\|journal')" 0 "no temp or journal left"
+run "$LOBES" --dir "$TMP/dep1" init --target kubernetes --reset X
+is "$rc" 2 "--reset is for the compose files"
+run "$LOBES" --dir "$TMP/dep1" init --profile thor --profile spark
+is "$rc" 2 "two --profile need --target kubernetes"
+
 # two profiles whose cards carry the same GFD labels would both land on a node
 mkdir -p "$TMP/dup/profiles"
 sed 's/^name: thor/name: thor2/; s/^profile: thor/profile: thor2/' "$SRC/data/cards/thor.yaml" >"$TMP/dup/profiles/card-thor2.yaml"

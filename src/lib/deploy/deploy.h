@@ -172,4 +172,23 @@ struct deployed_k8s {
 void deployed_load_k8s(struct deployed_k8s *k, const char *tree, const char *profile);
 void deployed_k8s_free(struct deployed_k8s *k);
 
+/* A rendered tree (render_out names with '/': the Kubernetes render)
+ * under DIR/<sub>/ (tree.c): what differs from the files there (a unified
+ * diff) and, with apply, those files written under the deploy dir's lock,
+ * each directory of the tree as one journal commit. */
+struct tree_file {
+	char *name;   /* relative to DIR/<sub> */
+	bool existed, changed;
+};
+struct tree_result {
+	char *root;   /* DIR/<sub> */
+	struct tree_file *files;
+	size_t n;
+	char *diff;
+	bool changed;
+};
+int deploy_tree_sync(const char *dir, const char *sub, const struct render_out *ro, bool apply,
+		     struct tree_result *r, struct err **err);
+void tree_result_free(struct tree_result *r);
+
 #endif
