@@ -9,16 +9,11 @@
 # the --out report agree.
 . "${LOBES_SRC:-.}/tests/lib.sh"
 . "$SRC/tests/standin/lib.sh"
+. "$SRC/tests/gateway_lib.sh"
 [ -x "$STANDIN" ] || skip_all "stand-in not built ($STANDIN; make test-helpers)"
 command -v jq >/dev/null || skip_all "jq is not installed"
 command -v curl >/dev/null || skip_all "curl is not installed"
-for v in $(env | sed -n 's/^\(VLLM_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(STANDIN_[A-Za-z0-9_]*\)=.*/\1/p'); do
-	unset "$v"
-done
-unset HF_HOME
-export HF_HUB_CACHE=$SRC/tests/fixtures/hf/hub
-export STANDIN_LOAD_MS=10 STANDIN_PROFILE_MS=10 STANDIN_WARMUP_MS=10
-export STANDIN_DEVICE_BYTES=2G STANDIN_MEM_SCALE=0.01
+gw_test_env
 CORTEX=unsloth/Qwen3.8-27B-NVFP4
 FIRST_MS=300
 TOKEN_MS=40
@@ -109,6 +104,31 @@ ok $([ "$per" -gt "$words" ]; echo $?) "the stand-in's usage ($per) counts more 
 run "$LOBES" --json bench "${B[@]}" --output-len 5 --no-ignore-eos --requests 6 --concurrency 3
 is "$(jq -r '.runs[0].output_tokens' <<<"$out")" "$((per * 6))" "output tokens are the sum of usage.completion_tokens ($per x 6)"
 is "$(jq -r '.runs[0].input_tokens' <<<"$out")" "$((20 * 6))" "input tokens are the sum of usage.prompt_tokens (20 words x 6)"
+
+# ---- roles of a deploy dir, directly and through the gateway, side by side ----------
+D=$TMP/dir
+mkdir -p "$D"
+printf 'LOBES_PROFILE=spark\nLOBES_CARD=spark\nCORTEX_FEASIBLE=true\nCORTEX_PORT=%s\nHAND_FEASIBLE=false\n' "$STANDIN_PORT" >"$D/.env"
+chmod 600 "$D/.env"
+GW_KEY=bench-test-key-$RANDOM
+printf '%s\n' "$GW_KEY" >"$D/gateway.key"
+chmod 600 "$D/gateway.key"
+gw_start "$D"
+ok $? "a gateway in front of the stand-in"
+echo "LOBES_GATEWAY_PORT=$GW_PORT" >>"$D/.env"
+run "$LOBES" --dir "$D" --json bench --via both --input-len 20 --output-len 8 --concurrency 2 --requests 4 --out "$TMP/both.md" cortex
+is "$rc" 0 "bench cortex --via both exits 0 (the gateway's key is used)"
+is "$(jq -r '[.runs[] | "\(.target) \(.url | sub("[0-9]+$"; "P")) \(.completed)"] | join(",")' <<<"$out")" \
+	"cortex http://127.0.0.1:P 4,cortex via gateway http://127.0.0.1:P 4" "one run on the engine's port, one through the gateway"
+is "$(jq -r '.runs[0].url' <<<"$out")" "$URL" "the role's port comes from the deploy dir"
+is "$(jq -r '.box | [.card, .profile] | join(",")' <<<"$out")" "spark,spark" "the box names the card and profile"
+like "$(cat "$TMP/both.md")" "side by side" "the report sets direct and gateway side by side"
+like "$(grep -F '| cortex | 2 |' "$TMP/both.md" | tail -1)" '^\| cortex \| 2 \| [0-9.]+ \| [0-9.]+ \| [0-9.]+x \|' "a row per concurrency: both throughputs and their ratio"
+run "$LOBES" --dir "$D" bench hand
+is "$rc" 2 "a role that is not feasible is a usage error"
+run "$LOBES" --dir "$D" bench --url "$URL" cortex
+is "$rc" 2 "--url and ROLE do not mix"
+gw_stop_all
 standin_stop_all
 
 # ---- errors by kind ------------------------------------------------------------------

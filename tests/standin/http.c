@@ -216,7 +216,9 @@ static bool peer_gone(struct MHD_Connection *c, long ms)
 		long left;
 		int n;
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		left = (until.tv_sec - now.tv_sec) * 1000 + (until.tv_nsec - now.tv_nsec) / 1000000L;
+		/* rounded up: a wait is never shorter than asked (token timing is measured) */
+		left = ((until.tv_sec - now.tv_sec) * 1000000000L + (until.tv_nsec - now.tv_nsec) +
+			999999L) / 1000000L;
 		p = (struct pollfd){ .fd = ci->connect_fd, .events = POLLRDHUP };
 		n = poll(&p, 1, left > 0 ? (int)left : 0);
 		if (n > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)))

@@ -96,16 +96,21 @@ static void table(struct buf *b, const json_t *runs)
 	}
 }
 
+/* Two members equal, both absent counting as equal (json_equal says no). */
+static bool same(const json_t *x, const json_t *y, const char *key)
+{
+	const json_t *a = json_object_get(x, key), *b = json_object_get(y, key);
+	return (!a && !b) || (a && b && json_equal(a, b));
+}
+
 /* The run of target label at the concurrency and batch of like, or NULL. */
 static const json_t *find(const json_t *runs, const char *label, const json_t *like)
 {
 	size_t i;
 	json_t *run;
 	json_array_foreach(runs, i, run)
-		if (!strcmp(s_or(run, "target", ""), label) &&
-		    json_equal(json_object_get(run, "concurrency"), json_object_get(like, "concurrency")) &&
-		    json_equal(json_object_get(run, "rate"), json_object_get(like, "rate")) &&
-		    json_equal(json_object_get(run, "batch"), json_object_get(like, "batch")))
+		if (!strcmp(s_or(run, "target", ""), label) && same(run, like, "concurrency") &&
+		    same(run, like, "rate") && same(run, like, "batch"))
 			return run;
 	return NULL;
 }
