@@ -31,7 +31,7 @@ static const struct command commands[] = {
 	  "  LOBES_SMI_TIMEOUT_MS  give up on nvidia-smi after this long (default 5000)\n" },
 	{ "explain", cmd_explain, "lobes explain [--profile P] [--json] [ROLE]",
 	  "show the per-role plan and why every knob has its value",
-	  "  --profile P   use profile P instead of the one the detected card selects\n"
+	  "  -p, --profile P  use profile P instead of the one the detected card selects\n"
 	  "  ROLE          only this role (cortex, senses, hand, embedder, reranker)\n" },
 	{ "render", cmd_render,
 	  "lobes render [--target compose|kubernetes] [--profile P]... [--out DIR | --check DIR] "
@@ -57,13 +57,15 @@ static const struct command commands[] = {
 	  "[--reset KEY]... [--keep-backups N]",
 	  "detect, resolve and render into the deploy dir (dry-run unless --apply)",
 	  "Prints the profile chosen and why, then a unified diff of every file it\n"
-	  "would write. Values you edited in .env are kept (the diff names them).\n"
-	  "  --profile P   use profile P (a warning when it is not validated for this card)\n"
-	  "  --apply       write every file, the backups and the state as one atomic\n"
+	  "would write: docker-compose.yml, docker-compose.gpu.yml, .env and the\n"
+	  "gateway's systemd unit lobes-gateway@.service. Values you edited in .env\n"
+	  "are kept (the diff names them).\n"
+	  "  -p, --profile P   use profile P (a warning when it is not validated for this card)\n"
+	  "  -a, --apply   write every file, the backups and the state as one atomic\n"
 	  "                commit (a killed run is finished or rolled back by the next\n"
 	  "                one); replaced files are kept as NAME.bak.N; .env is mode 0600\n"
-	  "  --reset KEY   forget your edit of .env KEY (repeatable)\n"
-	  "  --keep-backups N  keep the last N backups of each file (default: .env's\n"
+	  "  -r, --reset KEY   forget your edit of .env KEY (repeatable)\n"
+	  "  -k, --keep-backups N  keep the last N backups of each file (default: .env's\n"
 	  "                LOBES_KEEP_BACKUPS, else 5; 0 keeps none)\n"
 	  "  --target kubernetes  write `lobes render --target kubernetes` into\n"
 	  "                DIR/kubernetes/ instead (--profile repeatable, default every\n"
@@ -99,7 +101,7 @@ static const struct command commands[] = {
 	  "                listens beyond loopback (/proc/net/tcp, tcp6)\n"
 	  "  docker, compose, gpu-runtime   engine reachable, compose v2 or v1, nvidia runtime\n"
 	  "The deployed values are the compose files' vLLM flags with .env substituted.\n"
-	  "  --profile P     compare with profile P instead of the deploy dir's LOBES_PROFILE\n"
+	  "  -p, --profile P compare with profile P instead of the deploy dir's LOBES_PROFILE\n"
 	  "  --image-probe   ask each role's image (<ROLE>_IMAGE) for its own env registry with\n"
 	  "                  `docker run --rm --pull never --entrypoint python3`; cached\n"
 	  "                  by digest in DIR/cache/vllm-env/; never pulls\n"
@@ -128,6 +130,9 @@ static const struct command commands[] = {
 	  "the one serve started before still runs, told to reload the deploy dir\n"
 	  "(SIGHUP). It starts even when a role failed: it answers 503 for that role.\n"
 	  "Its settings are checked before any engine starts (exit 3 when bad).\n"
+	  "The engines are started with compose (LOBES_COMPOSE, else `docker compose`,\n"
+	  "else `docker-compose`) and watched through the Docker Engine API (DOCKER_HOST\n"
+	  "unix://PATH, else /var/run/docker.sock; compose reads DOCKER_HOST itself).\n"
 	  "  --apply             start the roles (default: print the plan)\n"
 	  "  --no-gateway        leave the gateway alone (systemd runs it:\n"
 	  "                      DIR/lobes-gateway@.service)\n"
@@ -171,7 +176,7 @@ static const struct command commands[] = {
 	  "body is a FAIL with its reason. A wrong answer the profile lists under\n"
 	  "known_failures is reported as known-failure and does not fail the run; a\n"
 	  "listed probe that passes is reported loudly so the entry can be removed.\n"
-	  "  --timeout SECS  bound on each probe (default 60)\n"
+	  "  -t, --timeout SECS  bound on each probe (default 60)\n"
 	  "  ROLE            only these roles; one not feasible in the deploy dir is a\n"
 	  "                  usage error\n"
 	  "  --via-gateway   send every probe through `lobes gateway` (its port and key\n"
@@ -179,7 +184,9 @@ static const struct command commands[] = {
 	  "Exit 1 when a probe fails, 0 otherwise, 3 when the deploy dir has no .env.\n"
 	  "  --fleet          probe every role once wherever the fleet serves it (this\n"
 	  "                   box first, then the peers of peers.yaml), through that box's\n"
-	  "                   gateway with the key it accepts\n" },
+	  "                   gateway with the key it accepts; exit 4 (could not verify)\n"
+	  "                   when nothing was probed: no box answered, or none that did\n"
+	  "                   serves a role\n" },
 	{ "triage", cmd_triage, "lobes triage [--follow [--timeout S]] [--all] [--vllm-version V] [--json] [FILE... | --role R]",
 	  "name the known causes in vLLM boot logs (exit 1 on a fatal one)",
 	  "Matches each log record of the logs (FILE, or stdin for '-' or no FILE)\n"
@@ -189,8 +196,8 @@ static const struct command commands[] = {
 	  "go, and a wrapped message is joined. Prints the root cause first, then\n"
 	  "FILE:LINE: SEVERITY id, the cause, the fix and the implicated trait, then a\n"
 	  "summary per input.\n"
-	  "  --all         every occurrence (default: each signature's first, with a count)\n"
-	  "  --follow      keep reading the one input as it grows (every 200 ms) until\n"
+	  "  -a, --all     every occurrence (default: each signature's first, with a count)\n"
+	  "  -f, --follow  keep reading the one input as it grows (every 200 ms) until\n"
 	  "                'Application startup complete.', a fatal signature, the end\n"
 	  "                of a pipe, --timeout, or an interrupt\n"
 	  "  --timeout S   with --follow, stop after S seconds (default: no limit)\n"
@@ -205,7 +212,11 @@ static const struct command commands[] = {
 	  "signatures, image, vLLM version, checkpoint facts, its probe), routes the\n"
 	  "observations through the question's recorded outcomes, and writes\n"
 	  "DIR/evidence/DATE-QUESTION-CARD.txt and .json. Exit 0 decided, 1 undecided,\n"
-	  "4 could not verify (no container, docker unreachable).\n"
+	  "4 could not verify (no container, docker unreachable). The questions are\n"
+	  "data/questions/ and the operator's DIR/questions/*.yaml (an operator question\n"
+	  "with a shipped id replaces it; docs/knowledge.md). The container is found\n"
+	  "through the Docker Engine API (DOCKER_HOST unix://PATH, else\n"
+	  "/var/run/docker.sock).\n"
 	  "  --list         the questions there are\n"
 	  "  --role R       look at role R instead of the question's\n"
 	  "  --no-probe     skip the role's probe\n"
@@ -221,14 +232,14 @@ static const struct command commands[] = {
 	  "role_infeasible, a down engine 503 backend_unavailable (Retry-After),\n"
 	  "an unknown model 404 model_not_found. Streams are relayed frame by frame;\n"
 	  "a client that goes away cancels the engine's request.\n"
-	  "  --bind ADDR     listen address (default LOBES_GATEWAY_BIND, else 127.0.0.1;\n"
+	  "  -b, --bind ADDR listen address (default LOBES_GATEWAY_BIND, else 127.0.0.1;\n"
 	  "                  any other address needs an API key)\n"
-	  "  --port N        port (default LOBES_GATEWAY_PORT, else 8000; 0: any free)\n"
-	  "  --key-file F    the API key, in a file of mode 0600 (default\n"
+	  "  -p, --port N    port (default LOBES_GATEWAY_PORT, else 8000; 0: any free)\n"
+	  "  -k, --key-file F  the API key, in a file of mode 0600 (default\n"
 	  "                  LOBES_GATEWAY_KEY_FILE, else DIR/gateway.key when present,\n"
 	  "                  else LOBES_GATEWAY_API_KEY of .env)\n"
 	  "  --pid-file F    once listening, write the pid to F; removed at exit\n"
-	  "  --check         validate the settings and exit\n"
+	  "  -c, --check     validate the settings and exit\n"
 	  "Two ways to run it: `lobes serve --apply` starts it in the background after\n"
 	  "the engines (log DIR/gateway.log, pid DIR/gateway.pid) and `lobes stop\n"
 	  "--apply` stops it before them; or systemd runs DIR/lobes-gateway@.service\n"
@@ -242,10 +253,16 @@ static const struct command commands[] = {
 	  "1-64; default the online CPUs, at most 8; each serves its connections\n"
 	  "wholly, all on the one port). Aliases: data/gateway/ and DIR/gateway.yaml\n"
 	  "(`aliases: {NAME: ROLE}`).\n"
-	  "Signals: SIGHUP reloads DIR; SIGTERM/SIGINT stop accepting, let in-flight\n"
-	  "requests finish within the drain timeout, then exit 0. Access lines (JSON,\n"
-	  "no bodies, no keys) go to stderr. Exit 3 on bad settings, 4 when the port\n"
-	  "cannot be bound.\n" },
+	  "Signals: SIGHUP re-reads DIR (.env, gateway.yaml, the key, peers.yaml): new\n"
+	  "requests get the new roles, ports, models, aliases, key, peers, limits,\n"
+	  "timeouts, health and pressure settings; requests in flight keep the ones\n"
+	  "they began with; a bad file is logged (reload-failed) and the old settings\n"
+	  "stay. A restart is needed for the bind address, the port and _WORKERS (a\n"
+	  "reload-warning is logged) and for _IDLE_TIMEOUT and _MAX_CONNECTIONS (kept\n"
+	  "as they were at the start, without a warning). SIGTERM/SIGINT stop\n"
+	  "accepting, let in-flight requests finish within the drain timeout, then\n"
+	  "exit 0. Access lines (JSON, no bodies, no keys) go to stderr. Exit 3 on\n"
+	  "bad settings, 4 when the port cannot be bound.\n" },
 	{ "bench", cmd_bench, "lobes bench [--via direct|gateway|both] [--concurrency N,..] [--rate R,..] [--shape S] [--requests N | --duration S] [--out FILE.md] [--json] ROLE... | --url URL",
 	  "measure how fast roles answer: TTFT, TPOT, ITL, E2EL, throughput, goodput",
 	  "A load generator (one thread, libcurl). For a generate role it streams\n"
@@ -313,9 +330,12 @@ static const struct command commands[] = {
 	{ "stop", cmd_stop, "lobes stop [--apply] [--drop-caches] [--no-gateway] [--wait S]",
 	  "tear the fleet down and wait for its memory to come back (dry-run unless --apply)",
 	  "First stops the gateway `lobes serve` started (SIGTERM: it drains within\n"
-	  "LOBES_GATEWAY_DRAIN_TIMEOUT, then SIGKILL after 5 s more), then runs\n"
-	  "compose down, then waits (bounded) until the memory the running roles\n"
-	  "held is free again; exit 1 when it does not come back in time.\n"
+	  "LOBES_GATEWAY_DRAIN_TIMEOUT, then SIGKILL after 5 s more), even when the\n"
+	  "Docker Engine cannot be reached (then exit 4 after it), then lists the\n"
+	  "containers (Docker Engine API: DOCKER_HOST unix://PATH, else\n"
+	  "/var/run/docker.sock), runs compose down (LOBES_COMPOSE, else `docker\n"
+	  "compose`, else `docker-compose`), then waits (bounded) until the memory the\n"
+	  "running roles held is free again; exit 1 when it does not come back in time.\n"
 	  "  --no-gateway    leave the gateway running (systemd runs it)\n"
 	  "  --apply         stop (default: say what would stop)\n"
 	  "  --drop-caches   drop the page cache once if memory is short (root; unified\n"
@@ -370,6 +390,29 @@ static const char *exit_codes_help =
 	"  4  runtime error (docker, network, a child process)\n"
 	"  5  internal error\n";
 
+static const char *environment_help =
+	"environment:\n"
+	"  LOBES_DIR             the deploy dir when --dir is not given (else ~/.lobes)\n"
+	"  NO_COLOR              no color, as --no-color\n"
+	"  DOCKER_HOST           the Docker Engine lobes asks itself (serve, stop, status,\n"
+	"                        verify, triage --role): unix://PATH only, else\n"
+	"                        /var/run/docker.sock; the docker and compose programs that\n"
+	"                        serve, stop and doctor run read it too, in their own way\n"
+	"  LOBES_DOCKER          the docker program doctor runs (default docker)\n"
+	"  LOBES_COMPOSE         the compose command of serve, stop and doctor, split on\n"
+	"                        spaces (default: `docker compose`, else `docker-compose`)\n"
+	"  LOBES_COMPOSE_CACHE=0 do not keep `docker-compose version`'s answer (kept by\n"
+	"                        program path, size and mtime in $XDG_CACHE_HOME/lobes/\n"
+	"                        compose.json, else ~/.cache/lobes/compose.json)\n"
+	"  HF_HUB_CACHE, HF_HOME the Hugging Face cache whose checkpoints init, explain,\n"
+	"                        doctor and verify read\n"
+	"  LOBES_SYSROOT, LOBES_NVML_LIB, LOBES_NO_NVML, LOBES_NVIDIA_SMI,\n"
+	"  LOBES_SMI_TIMEOUT_MS  detection (see `lobes detect -h`)\n"
+	"  LOBES_BENCH_API_KEY, LOBES_EVAL_API_KEY  the bearer key of bench's and eval's\n"
+	"                        --url (see their -h)\n"
+	"The gateway's settings (LOBES_GATEWAY_*) are read from DIR/.env, not from the\n"
+	"environment (see `lobes gateway -h`).\n";
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: lobes [--json] [--dir DIR] [--no-color] <command> [options]\n\n"
@@ -381,8 +424,8 @@ static void usage(FILE *f)
 		   "  --dir DIR     deploy directory (default $LOBES_DIR, else ~/.lobes)\n"
 		   "  --no-color    no color even on a terminal (NO_COLOR is honoured too)\n"
 		   "  -h, --help    this help; `lobes COMMAND -h` for a command's options\n"
-		   "  --version     print the version\n\n%s",
-		exit_codes_help);
+		   "  --version     print the version\n\n%s\n%s",
+		environment_help, exit_codes_help);
 }
 
 /* The man page source, generated from the same strings as --help. */
@@ -400,7 +443,13 @@ static void man(void)
 		}
 		printf(".fi\n");
 	}
-	printf(".SH EXIT STATUS\n.nf\n%s.fi\n", exit_codes_help);
+	printf(".SH ENVIRONMENT\n.nf\n");
+	for (const char *p = environment_help; *p; p++) {
+		if (*p == '\\' || *p == '-')
+			putchar('\\');
+		putchar(*p);
+	}
+	printf(".fi\n.SH EXIT STATUS\n.nf\n%s.fi\n", exit_codes_help);
 }
 
 static int finish(int code)
