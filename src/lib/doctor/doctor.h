@@ -12,9 +12,12 @@
  * remedy}; one check id may give several findings (one per role, per env
  * name, per trait). The library never prints: the command renders the list.
  *
- * Check ids: profile, deploy-dir, env-registry, fp8-kv, traits, family,
- * memory, docker, compose, gpu-runtime; with --kubernetes also kubernetes,
- * kubernetes-nodes, -sidecars, -secrets, -render, -restart.
+ * Finding ids, in the order the families of table.c run: profile,
+ * deploy-dir (parse problems and drift), image, env-registry, vllm-args,
+ * placeholder, fp8-kv, traits, family, memory, gateway, docker, compose,
+ * gpu-runtime, peers, peer-reachable, peer-key, peer-proxy; with
+ * --kubernetes also kubernetes, kubernetes-nodes, -sidecars, -secrets,
+ * -render, -restart.
  */
 #ifndef LOBES_DOCTOR_H
 #define LOBES_DOCTOR_H

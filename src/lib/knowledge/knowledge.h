@@ -1,5 +1,6 @@
 /*
- * knowledge.h — cards, traits and profiles: data, not code.
+ * knowledge.h — cards, traits, profiles, images, model families and the
+ * template defaults: data, not code.
  *
  * Files live in data/ (embedded in the binary at build time) and, for an
  * operator, under <deploy-dir>/profiles/. An operator file whose `name`
@@ -8,7 +9,8 @@
  * error names file:line:column and what was expected.
  *
  * File kinds are told apart by a top-level `kind:` key: card, trait, profile,
- * family, image (and `defaults`, the template defaults, one file).
+ * family, image and defaults (the template defaults: one shipped file, which
+ * an operator's `kind: defaults` file replaces whole).
  */
 #ifndef LOBES_KNOWLEDGE_H
 #define LOBES_KNOWLEDGE_H
