@@ -241,10 +241,11 @@ struct serve_opts {
 	int mem_wait, window_wait, ready_wait, poll_ms;
 };
 
-CMD(serve)
+/* -1 when the options are good, else the exit code of a usage error. */
+static int parse_opts(int argc, char **argv, struct ctx *ctx, struct serve_opts *so)
 {
-	struct serve_opts so = { .margin_gib = 1.0, .mem_wait = 300, .window_wait = 1800,
-				 .ready_wait = 1800, .poll_ms = 500 };
+	*so = (struct serve_opts){ .margin_gib = 1.0, .mem_wait = 300, .window_wait = 1800,
+				   .ready_wait = 1800, .poll_ms = 500 };
 	static const struct option opts[] = {
 		{ "apply", no_argument, NULL, 'a' },	      { "drop-caches", no_argument, NULL, 'd' },
 		{ "margin-gib", required_argument, NULL, 'm' }, { "mem-wait", required_argument, NULL, 'M' },
@@ -264,24 +265,24 @@ CMD(serve)
 			return cmd_usage_error(ctx, "--%s '%s' is not a whole number; expected 1 to %ld",
 					       o->name ? o->name : "?", optarg, max);
 		switch (c) {
-		case 'a': so.apply = true; break;
-		case 'd': so.drop = true; break;
-		case 'g': so.no_gateway = true; break;
+		case 'a': so->apply = true; break;
+		case 'd': so->drop = true; break;
+		case 'g': so->no_gateway = true; break;
 		case 'm':
-			if (!num_parse_double(optarg, 0, SERVE_MAX_MARGIN_GIB, &so.margin_gib))
+			if (!num_parse_double(optarg, 0, SERVE_MAX_MARGIN_GIB, &so->margin_gib))
 				return cmd_usage_error(ctx, "--margin-gib '%s' is not a size in GiB; expected a "
 							    "finite number from 0 to %d", optarg,
 						       SERVE_MAX_MARGIN_GIB);
 			break;
-		case 'M': so.mem_wait = (int)v; break;
-		case 'W': so.window_wait = (int)v; break;
-		case 'R': so.ready_wait = (int)v; break;
-		case 'P': so.poll_ms = (int)v; break;
+		case 'M': so->mem_wait = (int)v; break;
+		case 'W': so->window_wait = (int)v; break;
+		case 'R': so->ready_wait = (int)v; break;
+		case 'P': so->poll_ms = (int)v; break;
 		case 'o':
 			if (strcmp(optarg, "together") == 0)
-				so.together_override = true;
+				so->together_override = true;
 			else if (strcmp(optarg, "one-at-a-time") == 0)
-				so.one_override = true;
+				so->one_override = true;
 			else
 				return cmd_usage_error(ctx, "--mode is one-at-a-time or together");
 			break;
@@ -290,129 +291,123 @@ CMD(serve)
 	}
 	if (optind < argc)
 		return cmd_usage_error(ctx, "unexpected argument '%s'", argv[optind]);
-	struct err *e = NULL;
-	struct fleet fleet;
-	if (fleet_load(&fleet, ctx->dir, &e) < 0)
-		return cmd_fail(ctx, e);
-	/* the gateway's settings are checked before anything starts */
-	struct gw_life gl;
-	if (gw_life_open(&gl, fleet.dir, so.no_gateway, true, &e) < 0) {
-		fleet_free(&fleet);
-		return cmd_fail(ctx, e);
-	}
-	json_auto_t *gw = NULL;
-	/* Device memory: the detected total, else the host's MemTotal. */
-	uint64_t device = 0, free_now = 0;
-	_cleanup_free_ char *device_src_copy = NULL;
-	if (device_memory(&device, &device_src_copy, &e) < 0) {
-		gw_life_close(&gl);
-		fleet_free(&fleet);
-		return cmd_fail(ctx, e);
-	}
-	meminfo_field("MemFree", &free_now, NULL);
-	bool one = so.one_override || (!so.together_override && strcmp(fleet.bringup, "together") != 0);
-	struct bringup_role roles[ROLE__COUNT];
-	size_t n = 0;
-	json_auto_t *plan = json_array();
-	for (size_t i = 0; i < fleet.n_order; i++) {
-		enum role_id r = fleet.order[i];
-		roles[n].role = r;
-		roles[n].budget = (uint64_t)(fleet.roles[r].util * device);
+	return -1;
+}
+
+/* The roles in the plan's order with their budgets (of device bytes) into
+ * roles (*n set), and the same as the plan's JSON array. */
+static json_t *plan_roles(const struct fleet *fleet, const struct serve_opts *so, uint64_t device,
+			  struct bringup_role *roles, size_t *n)
+{
+	json_t *plan = json_array();
+	*n = 0;
+	for (size_t i = 0; i < fleet->n_order; i++) {
+		enum role_id r = fleet->order[i];
+		roles[*n].role = r;
+		roles[*n].budget = (uint64_t)(fleet->roles[r].util * device);
 		json_array_append_new(plan, json_pack("{s:s, s:f, s:I, s:I, s:i}", "role", role_name(r),
-						      "gpu_mem_util", fleet.roles[r].util, "budget_bytes",
-						      (json_int_t)roles[n].budget, "gate_bytes",
-						      (json_int_t)(roles[n].budget + so.margin_gib * GiB),
-						      "port", fleet.roles[r].port));
-		n++;
+						      "gpu_mem_util", fleet->roles[r].util, "budget_bytes",
+						      (json_int_t)roles[*n].budget, "gate_bytes",
+						      (json_int_t)(roles[*n].budget + so->margin_gib * GiB),
+						      "port", fleet->roles[r].port));
+		(*n)++;
 	}
-	if (!so.apply) {
-		json_auto_t *res = json_pack("{s:s, s:s, s:s, s:I, s:s, s:I, s:O, s:b}", "profile",
-					     fleet.profile, "dir", fleet.dir, "mode",
-					     one ? "one-at-a-time" : "together", "device_bytes",
-					     (json_int_t)device, "device_source", device_src_copy,
-					     "free_bytes", (json_int_t)free_now, "roles", plan, "applied", 0);
-		gw = gw_life_plan(&gl, true);
-		json_object_set(res, "gateway", gw);
-		gw_life_close(&gl);
-		fleet_free(&fleet);
-		if (ctx->json) {
-			out_json(res);
-			return 0;
-		}
-		printf("bring-up plan for profile %s in %s\n", jstr(res, "profile"), jstr(res, "dir"));
-		printf("mode: %s%s\n", one ? "one memory-profiling window at a time" : "together",
-		       one ? " (the next role starts when the previous has allocated its KV cache)" : "");
-		printf("device memory %.1f GiB (%s); free now %.1f GiB (MemFree, as vLLM reads it)\n",
-		       device / GiB, device_src_copy, free_now / GiB);
-		size_t i;
-		json_t *x;
-		json_array_foreach(plan, i, x)
-			printf("  %zu. %-9s port %-5d budget %5.1f GiB (util %.2f)  gate: free >= %.1f GiB\n",
-			       i + 1, jstr(x, "role"), (int)json_integer_value(json_object_get(x, "port")),
-			       json_integer_value(json_object_get(x, "budget_bytes")) / GiB,
-			       json_real_value(json_object_get(x, "gpu_mem_util")),
-			       json_integer_value(json_object_get(x, "gate_bytes")) / GiB);
-		printf("then every role must answer /health within %d s\n", so.ready_wait);
-		gw_life_print(gw, false);
-		printf("dry run: nothing started; run `lobes serve --apply` to bring the fleet up\n");
+	return plan;
+}
+
+/* The dry run: the plan and what would happen to the gateway. */
+static int dry_run(struct ctx *ctx, const struct serve_opts *so, const struct fleet *fleet,
+		   const struct gw_life *gl, json_t *plan, bool one, uint64_t device,
+		   const char *device_src, uint64_t free_now)
+{
+	json_auto_t *res = json_pack("{s:s, s:s, s:s, s:I, s:s, s:I, s:O, s:b}", "profile",
+				     fleet->profile, "dir", fleet->dir, "mode",
+				     one ? "one-at-a-time" : "together", "device_bytes",
+				     (json_int_t)device, "device_source", device_src,
+				     "free_bytes", (json_int_t)free_now, "roles", plan, "applied", 0);
+	json_t *gw = gw_life_plan(gl, true);
+	json_object_set_new(res, "gateway", gw);
+	if (ctx->json) {
+		out_json(res);
 		return 0;
 	}
-	struct serve s = { .ctx = ctx, .fleet = &fleet };
+	printf("bring-up plan for profile %s in %s\n", jstr(res, "profile"), jstr(res, "dir"));
+	printf("mode: %s%s\n", one ? "one memory-profiling window at a time" : "together",
+	       one ? " (the next role starts when the previous has allocated its KV cache)" : "");
+	printf("device memory %.1f GiB (%s); free now %.1f GiB (MemFree, as vLLM reads it)\n",
+	       device / GiB, device_src, free_now / GiB);
+	size_t i;
+	json_t *x;
+	json_array_foreach(plan, i, x)
+		printf("  %zu. %-9s port %-5d budget %5.1f GiB (util %.2f)  gate: free >= %.1f GiB\n",
+		       i + 1, jstr(x, "role"), (int)json_integer_value(json_object_get(x, "port")),
+		       json_integer_value(json_object_get(x, "budget_bytes")) / GiB,
+		       json_real_value(json_object_get(x, "gpu_mem_util")),
+		       json_integer_value(json_object_get(x, "gate_bytes")) / GiB);
+	printf("then every role must answer /health within %d s\n", so->ready_wait);
+	gw_life_print(gw, false);
+	printf("dry run: nothing started; run `lobes serve --apply` to bring the fleet up\n");
+	return 0;
+}
+
+/* One role's outcome as JSON, with the cause triage names in its log tail,
+ * the line it came from and the last lines. */
+static json_t *role_result_json(const struct bringup_role_result *x, const struct sigset *sigs)
+{
+	json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:s?}", "role", role_name(x->role),
+			      "outcome", role_outcome_name(x->outcome), "start_ms",
+			      (json_int_t)x->start_ms, "window_ms", (json_int_t)x->window_ms,
+			      "ready_ms", (json_int_t)x->ready_ms, "reason", x->reason);
+	json_t *rep = failure_report(x->log_tail, 12, sigs);
+	if (rep)
+		json_object_update_new(o, rep);
+	return o;
+}
+
+/* --apply: the engines through compose and the Engine API, one window at a
+ * time or together; the result into *res. 0, or -1 with *err. */
+static int bring_up(struct ctx *ctx, const struct serve_opts *so, struct fleet *fleet,
+		    struct bringup_role *roles, size_t n, bool one, json_t **res, struct err **err)
+{
+	struct serve s = { .ctx = ctx, .fleet = fleet };
 	for (size_t i = 0; i < n; i++)
 		s.services[i] = role_name(roles[i].role);
-	if (compose_open(&s.compose, fleet.dir, &e) < 0 || engine_open(&s.engine, &e) < 0 ||
-	    engine_ping(&s.engine, &e) < 0) {
+	if (compose_open(&s.compose, fleet->dir, err) < 0 || engine_open(&s.engine, err) < 0 ||
+	    engine_ping(&s.engine, err) < 0) {
 		compose_free(&s.compose);
 		engine_close(&s.engine);
-		gw_life_close(&gl);
-		fleet_free(&fleet);
-		return cmd_fail(ctx, e);
+		return -1;
 	}
 	struct bringup_ops ops = { &s, op_start, op_observe, op_free, op_drop, op_event, mono_ms, sleep_ms };
-	struct bringup_opts bo = { .one_at_a_time = one, .margin = (uint64_t)(so.margin_gib * GiB),
-				   .mem_wait_ms = so.mem_wait * 1000, .window_wait_ms = so.window_wait * 1000,
-				   .ready_wait_ms = so.ready_wait * 1000, .poll_ms = so.poll_ms,
-				   .drop_caches = so.drop };
-	if (so.drop && geteuid() != 0) {
+	struct bringup_opts bo = { .one_at_a_time = one, .margin = (uint64_t)(so->margin_gib * GiB),
+				   .mem_wait_ms = so->mem_wait * 1000, .window_wait_ms = so->window_wait * 1000,
+				   .ready_wait_ms = so->ready_wait * 1000, .poll_ms = so->poll_ms,
+				   .drop_caches = so->drop };
+	if (so->drop && geteuid() != 0) {
 		fprintf(stderr, "lobes serve: warning: --drop-caches needs root; not dropping\n");
 		bo.drop_caches = false;
 	}
 	struct bringup_result br;
-	int rc = bringup_run(roles, n, &ops, &bo, &br, &e);
-	json_auto_t *res = json_pack("{s:s, s:s, s:b, s:I, s:[]}", "profile", fleet.profile, "mode",
-				     one ? "one-at-a-time" : "together", "ok", rc == 0 && br.ok,
-				     "total_ms", (json_int_t)br.total_ms, "roles");
-	json_t *rl = json_object_get(res, "roles");
+	int rc = bringup_run(roles, n, &ops, &bo, &br, err);
+	*res = json_pack("{s:s, s:s, s:b, s:I, s:[]}", "profile", fleet->profile, "mode",
+			 one ? "one-at-a-time" : "together", "ok", rc == 0 && br.ok,
+			 "total_ms", (json_int_t)br.total_ms, "roles");
+	json_t *rl = json_object_get(*res, "roles");
 	struct sigset sigs = { 0 };
 	bool have_sigs = sigset_load(&sigs, NULL, NULL) == 0;
-	for (size_t i = 0; i < br.n; i++) {
-		const struct bringup_role_result *x = &br.roles[i];
-		json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:s?}", "role", role_name(x->role),
-				      "outcome", role_outcome_name(x->outcome), "start_ms",
-				      (json_int_t)x->start_ms, "window_ms", (json_int_t)x->window_ms,
-				      "ready_ms", (json_int_t)x->ready_ms, "reason", x->reason);
-		/* the cause, the line it came from and the last lines, in one object */
-		json_t *rep = failure_report(x->log_tail, 12, have_sigs ? &sigs : NULL);
-		if (rep)
-			json_object_update_new(o, rep);
-		json_array_append_new(rl, o);
-	}
+	for (size_t i = 0; i < br.n; i++)
+		json_array_append_new(rl, role_result_json(&br.roles[i], have_sigs ? &sigs : NULL));
 	sigset_free(&sigs);
-	secret_mask_json(res);
+	secret_mask_json(*res);
 	bringup_result_free(&br);
 	compose_free(&s.compose);
 	engine_close(&s.engine);
-	fleet_free(&fleet);
-	if (rc < 0) {
-		gw_life_close(&gl);
-		return cmd_fail(ctx, e);
-	}
-	/* the front door, after the engines: it answers 503 for a role that
-	 * did not come up, so it starts either way */
-	gw = gw_life_up(&gl);
-	gw_life_close(&gl);
-	json_object_set(res, "gateway", gw);
-	secret_mask_json(res); /* the gateway's log lines, if it failed */
+	return rc;
+}
+
+/* The result of --apply, the gateway's included: one JSON line, or text. */
+static int print_result(struct ctx *ctx, json_t *res, const json_t *gw)
+{
 	bool up_ok = json_is_true(json_object_get(res, "ok"));
 	bool ok = up_ok && json_is_true(json_object_get(gw, "ok"));
 	json_object_set_new(res, "ok", json_boolean(ok));
@@ -423,6 +418,7 @@ CMD(serve)
 		fputc('\n', stdout);
 		return ok ? 0 : 1;
 	}
+	const json_t *rl = json_object_get(res, "roles");
 	size_t i;
 	json_t *x;
 	json_array_foreach(rl, i, x) {
@@ -438,4 +434,55 @@ CMD(serve)
 		printf("bring-up stopped; roles already up are left running (`lobes status`, `lobes stop`)\n");
 	gw_life_print(gw, true);
 	return ok ? 0 : 1;
+}
+
+CMD(serve)
+{
+	struct serve_opts so;
+	int code = parse_opts(argc, argv, ctx, &so);
+	if (code >= 0)
+		return code;
+	struct err *e = NULL;
+	struct fleet fleet;
+	if (fleet_load(&fleet, ctx->dir, &e) < 0)
+		return cmd_fail(ctx, e);
+	/* the gateway's settings are checked before anything starts */
+	struct gw_life gl;
+	if (gw_life_open(&gl, fleet.dir, so.no_gateway, true, &e) < 0) {
+		fleet_free(&fleet);
+		return cmd_fail(ctx, e);
+	}
+	/* Device memory: the detected total, else the host's MemTotal. */
+	uint64_t device = 0, free_now = 0;
+	_cleanup_free_ char *device_src = NULL;
+	if (device_memory(&device, &device_src, &e) < 0) {
+		gw_life_close(&gl);
+		fleet_free(&fleet);
+		return cmd_fail(ctx, e);
+	}
+	meminfo_field("MemFree", &free_now, NULL);
+	bool one = so.one_override || (!so.together_override && strcmp(fleet.bringup, "together") != 0);
+	struct bringup_role roles[ROLE__COUNT];
+	size_t n = 0;
+	json_auto_t *plan = plan_roles(&fleet, &so, device, roles, &n);
+	if (!so.apply) {
+		code = dry_run(ctx, &so, &fleet, &gl, plan, one, device, device_src, free_now);
+		gw_life_close(&gl);
+		fleet_free(&fleet);
+		return code;
+	}
+	json_auto_t *res = NULL;
+	int rc = bring_up(ctx, &so, &fleet, roles, n, one, &res, &e);
+	fleet_free(&fleet);
+	if (rc < 0) {
+		gw_life_close(&gl);
+		return cmd_fail(ctx, e);
+	}
+	/* the front door, after the engines: it answers 503 for a role that
+	 * did not come up, so it starts either way */
+	json_auto_t *gw = gw_life_up(&gl);
+	gw_life_close(&gl);
+	json_object_set(res, "gateway", gw);
+	secret_mask_json(res); /* the gateway's log lines, if it failed */
+	return print_result(ctx, res, gw);
 }
