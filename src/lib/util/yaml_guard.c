@@ -223,65 +223,148 @@ static void skip_to_eol(struct scan *s)
 		s->i++;
 }
 
+/* Where check_structure is: the block indents open, flow depth, sequence
+ * entries on this line, and whether a node or a plain scalar may start. */
+struct shape {
+	size_t ind[YAML_GUARD_MAX_DEPTH + 1];
+	int nind, flow, entries;
+	long block;  /* inside a block scalar: the indent of its indicator's line */
+	bool tok;    /* at a position where a node may start */
+	bool plain;  /* inside a plain scalar */
+	size_t cur_indent;
+};
+
+/* At the start of a line: skip a block scalar's lines and empty ones, refuse
+ * directives, track the indents (the nesting depth) and skip a document
+ * marker. 1 when the line (or the marker) was consumed, 0 to scan on, -1
+ * refused. */
+static int at_line_start(struct scan *s, struct shape *g)
+{
+	bool empty;
+	size_t indent = line_indent(s, &empty);
+	if (g->block >= 0 && (empty || (long)indent > g->block)) {
+		skip_to_eol(s);
+		if (s->i < s->n)
+			newline(s);
+		return 1;
+	}
+	g->block = -1;
+	if (empty && g->flow == 0) {
+		skip_to_eol(s);
+		if (s->i < s->n)
+			newline(s);
+		return 1;
+	}
+	if (s->t[s->i] == '%')
+		return refuse(s, s->i, "a YAML directive; expected none (lobes files use no "
+				       "%%YAML or %%TAG lines)");
+	if (g->flow == 0) {
+		while (g->nind > 0 && g->ind[g->nind - 1] > indent)
+			g->nind--;
+		if (g->nind == 0 || g->ind[g->nind - 1] < indent) {
+			if (g->nind >= YAML_GUARD_MAX_DEPTH)
+				return refuse(s, s->i + indent, "nesting deeper than %d "
+					      "levels; expected a flatter document",
+					      YAML_GUARD_MAX_DEPTH);
+			g->ind[g->nind++] = indent;
+		}
+		g->tok = true;
+		g->plain = false;
+		g->entries = 0;
+		g->cur_indent = indent;
+	}
+	if ((s->n - s->i >= 3) &&
+	    (memcmp(s->t + s->i, "---", 3) == 0 || memcmp(s->t + s->i, "...", 3) == 0) &&
+	    blank_at(s, s->i + 3)) {
+		s->i += 3;
+		g->tok = true;
+		return 1;
+	}
+	return 0;
+}
+
+/* Where a node may start, at character c: refuse anchors, aliases, a '%'
+ * and explicit keys; skip a tag, a quoted scalar or a block scalar's
+ * indicator line; count a sequence entry. 1 when c was consumed, 0 to scan
+ * on, -1 refused. */
+static int at_node_start(struct scan *s, struct shape *g, char c)
+{
+	if (c == '&' || c == '*')
+		return refuse(s, s->i, "a YAML %s ('%c'); expected plain data (lobes files "
+				       "use no anchors or aliases; quote a value that "
+				       "starts with '%c')",
+			      c == '&' ? "anchor" : "alias", c, c);
+	if (c == '%')
+		return refuse(s, s->i, "'%%' starting a value; expected a quoted string");
+	if (c == '!') { /* a tag: the node follows */
+		while (!blank_at(s, s->i) && !(g->flow && flow_ind(s->t[s->i])))
+			s->i++;
+		return 1;
+	}
+	if (c == '\'' || c == '"') {
+		if (skip_quoted(s) < 0)
+			return -1;
+		g->tok = false;
+		return 1;
+	}
+	if ((c == '|' || c == '>') && g->flow == 0) {
+		g->block = (long)g->cur_indent;
+		skip_to_eol(s);
+		return 1;
+	}
+	if (c == '?' && blank_at(s, s->i + 1)) /* libfyaml 0.7.12 crashes on some */
+		return refuse(s, s->i, "an explicit mapping key ('? '); expected plain "
+				       "'key: value' entries");
+	if ((c == '-' || c == ':') && blank_at(s, s->i + 1)) {
+		if (c == '-' && ++g->entries + g->nind > YAML_GUARD_MAX_DEPTH)
+			return refuse(s, s->i, "nesting deeper than %d levels; expected a "
+					       "flatter document", YAML_GUARD_MAX_DEPTH);
+		s->i++;
+		return 1;
+	}
+	return 0;
+}
+
+/* Flow collections' brackets, their commas and mapping colons: 1 when c
+ * was one (consumed), 0 otherwise, -1 refused (too deep). */
+static int at_indicator(struct scan *s, struct shape *g, char c)
+{
+	if (c == '[' || c == '{') {
+		if (++g->flow + g->nind + g->entries > YAML_GUARD_MAX_DEPTH)
+			return refuse(s, s->i, "nesting deeper than %d levels; expected a flatter "
+					       "document", YAML_GUARD_MAX_DEPTH);
+		g->tok = true;
+	} else if (c == ']' || c == '}') {
+		if (g->flow > 0)
+			g->flow--;
+		g->tok = false;
+	} else if ((c == ',' && g->flow) || (c == ':' && (blank_at(s, s->i + 1) || g->flow))) {
+		g->tok = true;
+	} else {
+		return 0;
+	}
+	s->i++;
+	return 1;
+}
+
 static int check_structure(struct scan *s)
 {
-	size_t ind[YAML_GUARD_MAX_DEPTH + 1];
-	int nind = 0, flow = 0, entries = 0;
-	long block = -1;  /* inside a block scalar: the indent of its indicator's line */
-	bool tok = true;  /* at a position where a node may start */
-	bool plain = false;
-	size_t cur_indent = 0;
+	struct shape g = { .block = -1, .tok = true };
+	int r;
 	s->i = 0;
 	s->line = 1;
 	s->ls = 0;
 	if (s->n >= 3 && memcmp(s->t, "\xEF\xBB\xBF", 3) == 0)
 		s->i = s->ls = 3;
 	while (s->i < s->n) {
-		if (s->i == s->ls) { /* a new line */
-			bool empty;
-			size_t indent = line_indent(s, &empty);
-			if (block >= 0 && (empty || (long)indent > block)) {
-				skip_to_eol(s);
-				if (s->i < s->n)
-					newline(s);
-				continue;
-			}
-			block = -1;
-			if (empty && flow == 0) {
-				skip_to_eol(s);
-				if (s->i < s->n)
-					newline(s);
-				continue;
-			}
-			if (s->t[s->i] == '%')
-				return refuse(s, s->i, "a YAML directive; expected none (lobes files use no "
-						       "%%YAML or %%TAG lines)");
-			if (flow == 0) {
-				while (nind > 0 && ind[nind - 1] > indent)
-					nind--;
-				if (nind == 0 || ind[nind - 1] < indent) {
-					if (nind >= YAML_GUARD_MAX_DEPTH)
-						return refuse(s, s->i + indent, "nesting deeper than %d "
-							      "levels; expected a flatter document",
-							      YAML_GUARD_MAX_DEPTH);
-					ind[nind++] = indent;
-				}
-				tok = true;
-				plain = false;
-				entries = 0;
-				cur_indent = indent;
-			}
-			if ((s->n - s->i >= 3) &&
-			    (memcmp(s->t + s->i, "---", 3) == 0 || memcmp(s->t + s->i, "...", 3) == 0) &&
-			    blank_at(s, s->i + 3)) {
-				s->i += 3;
-				tok = true;
-				continue;
-			}
+		if (s->i == s->ls && (r = at_line_start(s, &g)) != 0) {
+			if (r < 0)
+				return -1;
+			continue;
 		}
 		char c = s->t[s->i];
 		if (c == '\n') {
-			plain = plain && flow > 0;
+			g.plain = g.plain && g.flow > 0;
 			newline(s);
 			continue;
 		}
@@ -294,82 +377,27 @@ static int check_structure(struct scan *s)
 			skip_to_eol(s);
 			continue;
 		}
-		if (plain) {
-			if (c == ':' && (blank_at(s, s->i + 1) || (flow && flow_ind(s->t[s->i + 1])))) {
-				plain = false;
-				tok = true;
+		if (g.plain) {
+			if (c == ':' && (blank_at(s, s->i + 1) || (g.flow && flow_ind(s->t[s->i + 1])))) {
+				g.plain = false;
+				g.tok = true;
 				s->i++;
 				continue;
 			}
-			if (!(flow && flow_ind(c))) {
+			if (!(g.flow && flow_ind(c))) {
 				s->i++;
 				continue;
 			}
-			plain = false;
+			g.plain = false;
 		}
-		if (tok) {
-			if (c == '&' || c == '*')
-				return refuse(s, s->i, "a YAML %s ('%c'); expected plain data (lobes files "
-						       "use no anchors or aliases; quote a value that "
-						       "starts with '%c')",
-					      c == '&' ? "anchor" : "alias", c, c);
-			if (c == '%')
-				return refuse(s, s->i, "'%%' starting a value; expected a quoted string");
-			if (c == '!') { /* a tag: the node follows */
-				while (!blank_at(s, s->i) && !(flow && flow_ind(s->t[s->i])))
-					s->i++;
-				continue;
-			}
-			if (c == '\'' || c == '"') {
-				if (skip_quoted(s) < 0)
-					return -1;
-				tok = false;
-				continue;
-			}
-			if ((c == '|' || c == '>') && flow == 0) {
-				block = (long)cur_indent;
-				skip_to_eol(s);
-				continue;
-			}
-			if (c == '?' && blank_at(s, s->i + 1)) /* libfyaml 0.7.12 crashes on some */
-				return refuse(s, s->i, "an explicit mapping key ('? '); expected plain "
-						       "'key: value' entries");
-			if ((c == '-' || c == ':') && blank_at(s, s->i + 1)) {
-				if (c == '-' && ++entries + nind > YAML_GUARD_MAX_DEPTH)
-					return refuse(s, s->i, "nesting deeper than %d levels; expected a "
-							       "flatter document", YAML_GUARD_MAX_DEPTH);
-				s->i++;
-				continue;
-			}
-		}
-		if (c == '[' || c == '{') {
-			if (++flow + nind + entries > YAML_GUARD_MAX_DEPTH)
-				return refuse(s, s->i, "nesting deeper than %d levels; expected a flatter "
-						       "document", YAML_GUARD_MAX_DEPTH);
-			tok = true;
-			s->i++;
+		if ((g.tok && (r = at_node_start(s, &g, c)) != 0) || (r = at_indicator(s, &g, c)) != 0) {
+			if (r < 0)
+				return -1;
 			continue;
 		}
-		if (c == ']' || c == '}') {
-			if (flow > 0)
-				flow--;
-			tok = false;
-			s->i++;
-			continue;
-		}
-		if (c == ',' && flow) {
-			tok = true;
-			s->i++;
-			continue;
-		}
-		if (c == ':' && (blank_at(s, s->i + 1) || flow)) {
-			tok = true;
-			s->i++;
-			continue;
-		}
-		if (tok) {
-			plain = true;
-			tok = false;
+		if (g.tok) {
+			g.plain = true;
+			g.tok = false;
 		}
 		s->i++;
 	}
