@@ -1,7 +1,9 @@
 /*
- * render.c — `lobes render`: the pure render of a profile for its own card
- * (no detection beyond choosing the default profile, no checkpoint reads),
- * to stdout, into a directory (--out), or compared with one (--check).
+ * render.c — `lobes render`: the render of a profile for its own card, a
+ * function of the profile and the knowledge (shipped data/ plus the
+ * operator's DIR/profiles/, which this file loads) only: no detection
+ * beyond choosing the default profile, no checkpoint reads. To stdout, into
+ * a directory (--out), or compared with one (--check).
  */
 #include <getopt.h>
 #include <string.h>
