@@ -1,10 +1,11 @@
 /*
  * serve.c — `lobes serve [--apply]`: bring the deployed fleet up in the
  * plan's order with memory gates (src/lib/runtime/bringup.c does the
- * sequencing). Dry-run prints the bring-up plan. With --apply: compose
- * starts the first role and creates the others, which are started through
- * the Engine API at their turn; the Engine API gives state, restarts and the
- * boot log; /health on the role's port says ready. A role that dies or
+ * sequencing, runtime/serve_ops.c the starts and looks). Dry-run prints
+ * the bring-up plan. With --apply: compose starts the first role and
+ * creates the others, which are started through the Engine API at their
+ * turn; the Engine API gives state, restarts and the boot log; /health on
+ * the role's port says ready. A role that dies or
  * overruns its bound stops the wait: its last log lines and the cause triage
  * names are shown, roles already up are left running, exit 1. Then the
  * gateway (gateway_life.c): started in the background, or told to reload
@@ -21,6 +22,7 @@
 #include "../lib/runtime/engine_api.h"
 #include "../lib/runtime/fleet.h"
 #include "../lib/runtime/memory.h"
+#include "../lib/runtime/serve_ops.h"
 #include "../lib/util/cleanup.h"
 #include "../lib/util/clock.h"
 #include "../lib/util/num.h"
@@ -33,131 +35,9 @@
 #define SERVE_MAX_POLL_MS 60000L  /* --poll-ms: a minute */
 #define SERVE_MAX_MARGIN_GIB 4096 /* --margin-gib: more than any box has */
 
-struct serve {
-	struct ctx *ctx;
-	struct fleet *fleet;
-	struct compose compose;
-	struct engine engine;
-	const char *services[ROLE__COUNT + 1]; /* the plan's roles, NULL-terminated */
-	bool created;                          /* compose has created their containers */
-};
-
-static long long mono_ms(void *ud)
+static void op_event(void *cls, const struct bringup_event *ev)
 {
-	(void)ud;
-	return clock_mono_ms();
-}
-
-static void sleep_ms(void *ud, int ms)
-{
-	(void)ud;
-	clock_sleep_ms(ms);
-}
-
-/* compose `up -d --no-deps ROLE` (create if needed, and start). */
-static int compose_start(struct serve *s, enum role_id r, struct err **err)
-{
-	const char *svc[] = { role_name(r), NULL };
-	struct proc_result res;
-	if (compose_up(&s->compose, svc, &res, err) < 0)
-		return -1;
-	int rc = compose_result_check("up", &res, err);
-	proc_result_free(&res);
-	return rc;
-}
-
-/* Start role r. The first call starts r through compose (`up -d`), then,
- * while r loads and profiles, has compose create every other role of the
- * plan without starting it (`up --no-start`, one compose run). Each later
- * role is started through the Engine API: milliseconds, where a compose run
- * costs about a second (a Python start-up) between two memory windows. A
- * role whose container is gone by then is started by compose again. */
-static int op_start(void *ud, enum role_id r, struct err **err)
-{
-	struct serve *s = ud;
-	if (!s->created) {
-		s->created = true;
-		if (compose_start(s, r, err) < 0)
-			return -1;
-		const char *rest[ROLE__COUNT + 1];
-		size_t k = 0;
-		for (size_t i = 0; s->services[i]; i++)
-			if (strcmp(s->services[i], role_name(r)) != 0)
-				rest[k++] = s->services[i];
-		rest[k] = NULL;
-		if (!k)
-			return 0;
-		struct proc_result res;
-		if (compose_create(&s->compose, rest, &res, err) < 0)
-			return -1;
-		int rc = compose_result_check("up --no-start", &res, err);
-		proc_result_free(&res);
-		return rc;
-	}
-	struct engine_container_list l;
-	if (engine_list_project(&s->engine, s->fleet->project, &l, err) < 0)
-		return -1;
-	_cleanup_free_ char *id = NULL;
-	for (size_t i = 0; i < l.n; i++)
-		if (strcmp(l.c[i].service, role_name(r)) == 0)
-			id = xstrdup(l.c[i].id);
-	engine_container_list_free(&l);
-	if (!id)
-		return compose_start(s, r, err);
-	if (engine_start_container(&s->engine, id, err) < 0)
-		return err_wrap(err, "start '%s'", role_name(r));
-	return 0;
-}
-
-static int op_observe(void *ud, enum role_id r, struct role_obs *o, struct err **err)
-{
-	struct serve *s = ud;
-	struct engine_container_list l;
-	if (engine_list_project(&s->engine, s->fleet->project, &l, err) < 0)
-		return -1;
-	const struct engine_container *c = NULL;
-	for (size_t i = 0; i < l.n; i++)
-		if (strcmp(l.c[i].service, role_name(r)) == 0)
-			c = &l.c[i];
-	if (c) {
-		o->exists = true;
-		o->running = strcmp(c->state, "running") == 0;
-		o->restarts = c->restart_count;
-		o->exited = strcmp(c->state, "exited") == 0 || strcmp(c->state, "dead") == 0;
-		struct engine_log_opts lo = { .tail = -1, .since = 0, .cap = 32u << 20 };
-		char *log = NULL;
-		if (engine_logs(&s->engine, c->id, &lo, &log, err) < 0) {
-			engine_container_list_free(&l);
-			return -1;
-		}
-		struct log_phase ph;
-		log_phase_scan(log, &ph);
-		o->phase = xstrdup(ph.phase);
-		o->window_closed = ph.window_closed;
-		o->ready = ph.startup_complete && o->running &&
-			   http_health(s->fleet->roles[r].port, 1000) == 200;
-		o->log_tail = log; /* the whole boot log: triage reads it, the text shows its end */
-	}
-	engine_container_list_free(&l);
-	return 0;
-}
-
-static int op_free(void *ud, uint64_t *f, struct err **err)
-{
-	(void)ud;
-	return meminfo_field("MemFree", f, err);
-}
-
-static int op_drop(void *ud, struct err **err)
-{
-	(void)ud;
-	return drop_caches(err);
-}
-
-static void op_event(void *ud, const struct bringup_event *ev)
-{
-	struct serve *s = ud;
-	struct ctx *ctx = s->ctx;
+	struct ctx *ctx = cls;
 	if (ctx->json) {
 		json_auto_t *j = json_pack("{s:s, s:s, s:I}", "event", bringup_event_name(ev->kind), "role",
 					   role_name(ev->role), "elapsed_ms", (json_int_t)ev->elapsed_ms);
@@ -369,16 +249,12 @@ static json_t *role_result_json(const struct bringup_role_result *x, const struc
 static int bring_up(struct ctx *ctx, const struct serve_opts *so, struct fleet *fleet,
 		    struct bringup_role *roles, size_t n, bool one, json_t **res, struct err **err)
 {
-	struct serve s = { .ctx = ctx, .fleet = fleet };
+	struct serve_rt s = { .event = op_event, .event_cls = ctx };
 	for (size_t i = 0; i < n; i++)
 		s.services[i] = role_name(roles[i].role);
-	if (compose_open(&s.compose, fleet->dir, err) < 0 || engine_open(&s.engine, err) < 0 ||
-	    engine_ping(&s.engine, err) < 0) {
-		compose_free(&s.compose);
-		engine_close(&s.engine);
+	if (serve_rt_open(&s, fleet, err) < 0)
 		return -1;
-	}
-	struct bringup_ops ops = { &s, op_start, op_observe, op_free, op_drop, op_event, mono_ms, sleep_ms };
+	struct bringup_ops ops = serve_rt_ops(&s);
 	struct bringup_opts bo = { .one_at_a_time = one, .margin = (uint64_t)(so->margin_gib * GiB),
 				   .mem_wait_ms = so->mem_wait * 1000, .window_wait_ms = so->window_wait * 1000,
 				   .ready_wait_ms = so->ready_wait * 1000, .poll_ms = so->poll_ms,
@@ -400,8 +276,7 @@ static int bring_up(struct ctx *ctx, const struct serve_opts *so, struct fleet *
 	sigset_free(&sigs);
 	secret_mask_json(*res);
 	bringup_result_free(&br);
-	compose_free(&s.compose);
-	engine_close(&s.engine);
+	serve_rt_close(&s);
 	return rc;
 }
 

@@ -1,25 +1,42 @@
 /*
  * verify.c — `lobes verify QUESTION`: answer a recorded question against the
- * running fleet (read-only) and write an evidence record. Exit 0 when a
- * route decided, 1 when the observations decide nothing (undecided), 4 when
- * the fleet could not be looked at (could not verify), 3 for bad input.
+ * running fleet (read-only) and write an evidence record. A question with
+ * an experiment (fp8-kv-accuracy) is the exception: it reboots its role
+ * with each setting in turn, compares them, and puts the operator's .env
+ * and setting back (verify/experiment.c). Exit 0 when a route decided, 1
+ * when the observations decide nothing (undecided), 4 when the fleet could
+ * not be looked at (could not verify), 3 for bad input.
  */
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "../lib/knowledge/knowledge.h"
+#include "../lib/runtime/bringup.h"
 #include "../lib/util/cleanup.h"
 #include "../lib/verify/evidence.h"
 #include "../lib/verify/question.h"
 #include "cmd.h"
+
+/* An experiment's boots, as they happen, on stderr (stdout keeps the
+ * result, --json included). */
+static void on_boot(void *cls, const struct bringup_event *ev)
+{
+	(void)cls;
+	fprintf(stderr, "[%7.1fs] %-9s %s%s%s\n", ev->elapsed_ms / 1000.0, role_name(ev->role),
+		bringup_event_name(ev->kind), ev->text ? ": " : "", ev->text ? ev->text : "");
+}
 
 CMD(verify)
 {
 	const char *role = NULL;
 	bool list = false, no_probe = false;
 	double timeout = 60;
+	long max_tasks = 0, boot_wait = 1800;
 	static const struct option opts[] = { { "role", required_argument, NULL, 'r' },
+					      { "max-tasks", required_argument, NULL, 'm' },
+					      { "boot-wait", required_argument, NULL, 'b' },
 					      { "list", no_argument, NULL, 'l' },
 					      { "no-probe", no_argument, NULL, 'n' },
 					      { "timeout", required_argument, NULL, 't' },
@@ -31,6 +48,15 @@ CMD(verify)
 		case 'r': role = optarg; break;
 		case 'l': list = true; break;
 		case 'n': no_probe = true; break;
+		case 'm':
+		case 'b': {
+			long v = strtol(optarg, &end, 10);
+			if (*end || end == optarg || v < 1 || v > 604800)
+				return cmd_usage_error(ctx, "--%s '%s': expected a whole number from 1",
+						       c == 'm' ? "max-tasks" : "boot-wait", optarg);
+			*(c == 'm' ? &max_tasks : &boot_wait) = v;
+			break;
+		}
 		case 't':
 			timeout = strtod(optarg, &end);
 			if (*end || timeout <= 0)
@@ -81,10 +107,18 @@ CMD(verify)
 		return cmd_usage_error(ctx, "unknown role '%s'", role);
 	}
 	struct verify_opts vo = { .dir = ctx->dir, .role = role, .probe = !no_probe,
-				  .probe_timeout_s = timeout, .now = time(NULL) };
+				  .probe_timeout_s = timeout, .now = time(NULL),
+				  .margin_bytes = 1ULL << 30, .mem_wait_s = 300, .boot_wait_s = (int)boot_wait,
+				  .eval_timeout_s = timeout, .max_tasks = max_tasks, .event = on_boot };
 	struct obs_set obs = { 0 };
 	json_t *rec = verify_collect(q, &vo, &obs, &e);
 	if (!rec) {
+		obs_free(&obs);
+		questions_free(&qs);
+		return cmd_fail(ctx, e);
+	}
+	if (q->experiment && verify_experiment(q, &vo, rec, &obs, &e) < 0) {
+		json_decref(rec);
 		obs_free(&obs);
 		questions_free(&qs);
 		return cmd_fail(ctx, e);

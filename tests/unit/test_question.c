@@ -43,7 +43,12 @@ static void test_bad_files(void **state)
 	bad(HEAD "routes:\n  - id: r\n    answer: a\n    action: b\n",
 	    "q.yaml:7:5: route 'r' has no conditions; expected a 'when' list");
 	bad(HEAD "routes:\n  - id: r\n    answer: a\n    action: b\n    when:\n      - {obs: x, eq: 1, ne: 2}\n",
-	    "q.yaml:11:10: condition on 'x' has several operators; expected exactly one of eq, ne, in");
+	    "q.yaml:11:10: condition on 'x' has several operators; expected exactly one of eq, ne, in, "
+	    "lt, le, gt, ge");
+	bad(HEAD "routes:\n  - id: r\n    answer: a\n    action: b\n    when:\n      - {obs: x, lt: small}\n",
+	    "q.yaml:11:22: 'lt' of 'x' is not a number; expected a number");
+	bad(HEAD "experiment: reboot-everything\nroutes: []\n",
+	    "q.yaml:6:13: experiment 'reboot-everything' is not known; expected kv-cache-dtype");
 	bad(HEAD "routes:\n  - id: r\n    answer: a\n    action: b\n    when:\n      - {obs: x, in: y}\n",
 	    "q.yaml:11:22: 'in' of 'x' is not a list; expected [VALUE, ...]");
 	bad(HEAD "probe: maybe\nroutes: []\n",
@@ -92,12 +97,64 @@ static void test_routing_three_valued(void **state)
 	questions_free(&s);
 }
 
+/* fp8-kv-accuracy: numeric thresholds, any one loss figure, the band
+ * between undecided, a figure that is not a number unknown. */
+static void test_routing_thresholds(void **state)
+{
+	(void)state;
+	struct question_set s;
+	struct err *e = NULL;
+	assert_int_equal(questions_load(&s, NULL, &e), 0);
+	const struct question *q = question_find(&s, "fp8-kv-accuracy");
+	assert_non_null(q);
+	assert_string_equal(q->experiment, "kv-cache-dtype");
+	struct obs_set o = { 0 };
+	char *d = NULL;
+	obs_put(&o, "eval.kld_mean", "0");
+	obs_put(&o, "eval.same_top", "1");
+	obs_put(&o, "eval.accuracy_delta", "0");
+	obs_put(&o, "eval.agreement", "1");
+	const struct q_route *r = question_route(q, &o, &d);
+	assert_string_equal(r->id, "no-measurable-loss");
+	free(d);
+	obs_put(&o, "eval.kld_mean", "0.005"); /* le: the bound itself still holds */
+	r = question_route(q, &o, &d);
+	assert_string_equal(r->id, "no-measurable-loss");
+	free(d);
+	obs_put(&o, "eval.kld_mean", "0.01"); /* between: undecided */
+	r = question_route(q, &o, &d);
+	assert_null(r);
+	free(d);
+	obs_put(&o, "eval.kld_mean", "0.0201");
+	r = question_route(q, &o, &d);
+	assert_string_equal(r->id, "loss-distribution");
+	free(d);
+	obs_put(&o, "eval.kld_mean", "0.001");
+	obs_put(&o, "eval.accuracy_delta", "-0.125");
+	r = question_route(q, &o, &d);
+	assert_string_equal(r->id, "loss-answers");
+	free(d);
+	obs_put(&o, "eval.accuracy_delta", "0");
+	obs_put(&o, "eval.same_top", "0.9");
+	r = question_route(q, &o, &d);
+	assert_string_equal(r->id, "loss-top-token");
+	free(d);
+	obs_put(&o, "eval.same_top", "nan-ish");
+	r = question_route(q, &o, &d);
+	assert_null(r);
+	assert_string_contains(d, "eval.same_top = \"nan-ish\" (ge \"0.97\"): unknown");
+	free(d);
+	obs_free(&o);
+	questions_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shipped_load),
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_routing_three_valued),
+		cmocka_unit_test(test_routing_thresholds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -59,6 +59,15 @@ int deploy_env_read(const char *dir, struct env_file *out, struct err **err);
 const char *env_get(const struct env_file *f, const char *key);
 const struct env_entry *env_entry_get(const struct env_file *f, const char *key);
 void env_file_free(struct env_file *f);
+/* Set KEY=VALUE in dir's .env (envset.c): the line of key's last assignment
+ * is replaced, or the line appended; every other byte kept. One commit
+ * under the writer's lock, mode 0600. *before (caller frees) gets the
+ * file's bytes as they were and *before_len their count, for
+ * deploy_env_put. */
+int deploy_env_set(const char *dir, const char *key, const char *value, char **before,
+		   size_t *before_len, struct err **err);
+/* Put .env back to exactly these bytes (a commit under the lock, 0600). */
+int deploy_env_put(const char *dir, const char *bytes, size_t len, struct err **err);
 
 struct kept_value {
 	char *key, *yours, *lobes; /* lobes: what the render alone would write (NULL: no such key) */

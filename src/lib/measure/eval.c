@@ -14,7 +14,9 @@
  *    equal the task's answer exactly. Accuracy of each, and the agreement
  *    rate (both sides gave the same trimmed answer).
  * One request at a time: the comparison is about what comes back, not how
- * fast, and an engine under test should not also be under load.
+ * fast, and an engine under test should not also be under load. A side is
+ * collected whole (eval_collect) before the other, so two settings that
+ * cannot run at once (one engine rebooted between them) compare the same way.
  */
 #include <ctype.h>
 #include <string.h>
@@ -136,80 +138,128 @@ static json_t *load_tasks(const char *name, struct err **err)
 	return set;
 }
 
-static json_t *run_tasks(const struct eval_side *a, const struct eval_side *b,
-			 const struct eval_opts *o, struct err **err)
+/* Ask side s every task of the set: {set, synthetic, seed, answers: [{id,
+ * answer, want}]}. */
+static json_t *ask_tasks(const struct eval_side *s, const struct eval_opts *o, struct err **err)
 {
 	const char *name = o->tasks ? o->tasks : "synthetic";
 	json_auto_t *set = load_tasks(name, err);
 	if (!set)
 		return NULL;
-	json_t *tasks = json_object_get(set, "tasks"), *task, *dis = json_array();
-	size_t i, n = 0, right_a = 0, right_b = 0, agree = 0;
+	json_t *tasks = json_object_get(set, "tasks"), *task, *answers = json_array();
+	size_t i;
 	json_array_foreach(tasks, i, task) {
-		if (o->max_tasks > 0 && (long)n >= o->max_tasks)
+		if (o->max_tasks > 0 && (long)i >= o->max_tasks)
 			break;
 		const char *prompt = json_string_value(json_object_get(task, "prompt"));
 		const char *want = json_string_value(json_object_get(task, "answer"));
 		if (!prompt || !want) {
-			json_decref(dis);
+			json_decref(answers);
 			err_set(err, EXIT_CONFIG, "task set '%s': task %zu needs a prompt and an answer",
 				name, i + 1);
 			return NULL;
 		}
-		_cleanup_free_ char *ra = answer(a, prompt, o->timeout_s, err);
-		_cleanup_free_ char *rb = ra ? answer(b, prompt, o->timeout_s, err) : NULL;
-		if (!ra || !rb) {
-			json_decref(dis);
+		_cleanup_free_ char *got = answer(s, prompt, o->timeout_s, err);
+		if (!got) {
+			json_decref(answers);
 			return NULL;
 		}
-		n++;
-		right_a += !strcmp(ra, want);
-		right_b += !strcmp(rb, want);
-		if (!strcmp(ra, rb))
-			agree++;
-		else if (json_array_size(dis) < MAX_DISAGREEMENTS)
-			json_array_append_new(dis, json_pack("{s:O, s:s, s:s, s:s}", "id",
-							     json_object_get(task, "id"), "answer", want,
-							     "a", ra, "b", rb));
+		json_array_append_new(answers, json_pack("{s:O, s:s, s:s}", "id", json_object_get(task, "id"),
+							 "answer", got, "want", want));
 	}
-	double d = n ? (double)n : 1;
-	return json_pack("{s:s, s:O, s:O, s:i, s:f, s:f, s:f, s:f, s:o}", "set", name, "synthetic",
-			 json_object_get(set, "synthetic") ? json_object_get(set, "synthetic") : json_false(),
-			 "seed", json_object_get(set, "seed") ? json_object_get(set, "seed") : json_null(),
-			 "tasks", (json_int_t)n, "accuracy_a", right_a / d, "accuracy_b", right_b / d,
-			 "accuracy_delta", (double)right_b / d - (double)right_a / d, "agreement",
-			 agree / d, "disagreements", dis);
+	json_t *syn = json_object_get(set, "synthetic"), *seed = json_object_get(set, "seed");
+	return json_pack("{s:s, s:O, s:O, s:o}", "set", name, "synthetic", syn ? syn : json_false(),
+			 "seed", seed ? seed : json_null(), "answers", answers);
 }
 
-json_t *eval_compare(const struct eval_side *a, const struct eval_side *b,
-		     const struct eval_opts *o, struct err **err)
+json_t *eval_collect(const struct eval_side *s, const struct eval_opts *o, struct err **err)
 {
 	const char *text = o->reference;
 	if (!text && !(text = measure_data("data/evals/reference.txt", NULL))) {
 		err_set(err, EXIT_INTERNAL, "'data/evals/reference.txt' is not in the binary");
 		return NULL;
 	}
-	json_auto_t *ids_a = NULL, *ids_b = NULL, *pa = NULL, *pb = NULL;
-	if (side_logprobs(a, text, o->top_k, o->timeout_s, &ids_a, &pa, err) < 0 ||
-	    side_logprobs(b, text, o->top_k, o->timeout_s, &ids_b, &pb, err) < 0)
+	json_t *ids = NULL, *plp = NULL;
+	if (side_logprobs(s, text, o->top_k, o->timeout_s, &ids, &plp, err) < 0)
 		return NULL;
-	if (!json_equal(ids_a, ids_b)) {
-		err_set(err, EXIT_RUNTIME, "%s and %s tokenize the reference text differently (%zu and "
-					   "%zu tokens): compare two settings of one model", a->label,
-			b->label, json_array_size(ids_a), json_array_size(ids_b));
+	json_t *tasks = ask_tasks(s, o, err);
+	if (!tasks) {
+		json_decref(ids);
+		json_decref(plp);
 		return NULL;
 	}
-	json_t *fig = eval_logprob_figures(pa, pb, ids_a, err);
+	return json_pack("{s:o, s:s, s:i, s:o, s:o, s:o}", "side", side_json(s), "reference",
+			 o->reference ? "(given)" : "data/evals/reference.txt", "top_k", o->top_k,
+			 "token_ids", ids, "prompt_logprobs", plp, "tasks", tasks);
+}
+
+/* Exact match and agreement of two runs' answers to the same tasks. */
+static json_t *compare_answers(const json_t *ta, const json_t *tb, struct err **err)
+{
+	const json_t *aa = json_object_get(ta, "answers"), *ab = json_object_get(tb, "answers");
+	size_t n = json_array_size(aa), right_a = 0, right_b = 0, agree = 0;
+	if (n != json_array_size(ab) || !json_equal(json_object_get(ta, "set"), json_object_get(tb, "set"))) {
+		err_set(err, EXIT_INTERNAL, "the two runs answered different task sets");
+		return NULL;
+	}
+	json_t *dis = json_array();
+	for (size_t i = 0; i < n; i++) {
+		const json_t *x = json_array_get(aa, i), *y = json_array_get(ab, i);
+		const char *ra = json_string_value(json_object_get(x, "answer"));
+		const char *rb = json_string_value(json_object_get(y, "answer"));
+		const char *want = json_string_value(json_object_get(x, "want"));
+		right_a += !strcmp(ra, want);
+		right_b += !strcmp(rb, want);
+		if (!strcmp(ra, rb))
+			agree++;
+		else if (json_array_size(dis) < MAX_DISAGREEMENTS)
+			json_array_append_new(dis, json_pack("{s:O, s:s, s:s, s:s}", "id",
+							     json_object_get(x, "id"), "answer", want,
+							     "a", ra, "b", rb));
+	}
+	double d = n ? (double)n : 1;
+	return json_pack("{s:O, s:O, s:O, s:i, s:f, s:f, s:f, s:f, s:o}", "set",
+			 json_object_get(ta, "set"), "synthetic", json_object_get(ta, "synthetic"),
+			 "seed", json_object_get(ta, "seed"), "tasks", (json_int_t)n, "accuracy_a",
+			 right_a / d, "accuracy_b", right_b / d, "accuracy_delta",
+			 (double)right_b / d - (double)right_a / d, "agreement", agree / d,
+			 "disagreements", dis);
+}
+
+json_t *eval_compare_runs(const json_t *ra, const json_t *rb, struct err **err)
+{
+	const json_t *sa = json_object_get(ra, "side"), *sb = json_object_get(rb, "side");
+	const json_t *ids_a = json_object_get(ra, "token_ids"), *ids_b = json_object_get(rb, "token_ids");
+	if (!json_equal(ids_a, ids_b)) {
+		err_set(err, EXIT_RUNTIME, "%s and %s tokenize the reference text differently (%zu and "
+					   "%zu tokens): compare two settings of one model",
+			json_string_value(json_object_get(sa, "label")),
+			json_string_value(json_object_get(sb, "label")), json_array_size(ids_a),
+			json_array_size(ids_b));
+		return NULL;
+	}
+	json_t *fig = eval_logprob_figures(json_object_get(ra, "prompt_logprobs"),
+					   json_object_get(rb, "prompt_logprobs"), ids_a, err);
 	if (!fig)
 		return NULL;
-	json_object_set_new(fig, "top_k", json_integer(o->top_k));
-	json_object_set_new(fig, "reference", json_string(o->reference ? "(given)"
-								 : "data/evals/reference.txt"));
-	json_t *tasks = run_tasks(a, b, o, err);
+	json_object_set(fig, "top_k", json_object_get(ra, "top_k"));
+	json_object_set(fig, "reference", json_object_get(ra, "reference"));
+	json_t *tasks = compare_answers(json_object_get(ra, "tasks"), json_object_get(rb, "tasks"), err);
 	if (!tasks) {
 		json_decref(fig);
 		return NULL;
 	}
-	return json_pack("{s:o, s:o, s:o, s:o}", "a", side_json(a), "b", side_json(b), "logprobs",
-			 fig, "tasks", tasks);
+	return json_pack("{s:O, s:O, s:o, s:o}", "a", sa, "b", sb, "logprobs", fig, "tasks", tasks);
+}
+
+json_t *eval_compare(const struct eval_side *a, const struct eval_side *b,
+		     const struct eval_opts *o, struct err **err)
+{
+	json_auto_t *ra = eval_collect(a, o, err);
+	if (!ra)
+		return NULL;
+	json_auto_t *rb = eval_collect(b, o, err);
+	if (!rb)
+		return NULL;
+	return eval_compare_runs(ra, rb, err);
 }

@@ -125,6 +125,13 @@ struct eval_opts {
 json_t *eval_compare(const struct eval_side *a, const struct eval_side *b,
 		     const struct eval_opts *o, struct err **err);
 
+/* One side's answers, to compare later with another's: {side, reference,
+ * top_k, token_ids, prompt_logprobs, tasks: {set, synthetic, seed, answers:
+ * [{id, answer, want}]}}, or NULL with err as eval_compare. */
+json_t *eval_collect(const struct eval_side *s, const struct eval_opts *o, struct err **err);
+/* The comparison of two collected runs (a the baseline), as eval_compare. */
+json_t *eval_compare_runs(const json_t *a, const json_t *b, struct err **err);
+
 /* The pure half: divergence figures of two prompt_logprobs arrays (vLLM's
  * shape) over the same text whose token ids are ids (/tokenize). KL(a || b)
  * per position on the tokens both returned in their top-k, the rest of each

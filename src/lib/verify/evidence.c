@@ -72,39 +72,17 @@ static char *fleet_hub(const char *dir)
 	return hub;
 }
 
-json_t *verify_collect(const struct question *q, const struct verify_opts *o, struct obs_set *obs,
-		       struct err **err)
+/* The box: its facts and the card they match. */
+static void collect_box(json_t *rec, struct obs_set *obs, const struct fleet *fleet, const char *dir)
 {
-	const char *rname = o->role ? o->role : q->role;
-	int role = role_from_name(rname);
-	if (role < 0) {
-		err_set(err, EXIT_CONFIG, "question '%s' names unknown role '%s'", q->id, rname);
-		return NULL;
-	}
-	struct fleet fleet;
-	if (fleet_load(&fleet, o->dir, err) < 0)
-		return NULL;
-	_cleanup_free_ char *version = NULL, *hub = NULL;
-	json_t *rec = json_object();
-	char date[32];
-	struct tm tm;
-	gmtime_r(&o->now, &tm);
-	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	json_object_set_new(rec, "question", json_pack("{s:s, s:s, s:s}", "id", q->id, "title",
-						       q->title, "file", q->file));
-	json_object_set_new(rec, "date", json_string(date));
-	json_object_set_new(rec, "deploy_dir", json_string(o->dir));
-	json_object_set_new(rec, "profile", json_string(fleet.profile));
-	json_object_set_new(rec, "role", json_string(rname));
-	/* The box. */
 	struct host_facts hf = { 0 };
 	struct facts_opts fo;
 	facts_opts_from_env(&fo);
 	host_facts_gather(&hf, &fo, NULL);
 	struct knowledge k = { 0 };
-	const char *card = fleet.card;
+	const char *card = fleet->card;
 	_cleanup_free_ char *why = NULL;
-	_cleanup_free_ char *opdir = xasprintf("%s/profiles", o->dir);
+	_cleanup_free_ char *opdir = xasprintf("%s/profiles", dir);
 	if (knowledge_load(&k, opdir, NULL) == 0) {
 		const struct card *c = card_match(&k, &hf, &why);
 		if (c)
@@ -118,27 +96,12 @@ json_t *verify_collect(const struct question *q, const struct verify_opts *o, st
 	knowledge_free(&k);
 	host_facts_free(&hf);
 
-	/* The container. */
-	struct engine eng = { 0 };
-	struct engine_container_list l = { 0 };
-	if (engine_open(&eng, err) < 0 || engine_list_project(&eng, fleet.project, &l, err) < 0) {
-		err_wrap(err, "could not verify");
-		goto fail;
-	}
-	const struct engine_container *c = NULL;
-	for (size_t i = 0; i < l.n; i++)
-		if (strcmp(l.c[i].service, rname) == 0)
-			c = &l.c[i];
-	if (!c) {
-		err_set(err, EXIT_RUNTIME,
-			"could not verify: role '%s' has no container in project '%s' (bring the fleet up "
-			"with `lobes serve --apply`)", rname, fleet.project);
-		goto fail;
-	}
-	char restarts[16];
-	snprintf(restarts, sizeof(restarts), "%d", c->restart_count);
-	obs_put(obs, "container.state", c->state);
-	obs_put(obs, "container.restarts", restarts);
+}
+
+/* The container's VLLM_* and HF_* env (masked) as JSON; VLLM_* as
+ * observations. */
+static json_t *collect_env(const struct engine_container *c, struct obs_set *obs)
+{
 	/* Every secret of the container's env is remembered first, so its value
 	 * is hidden wherever it shows up (argv, log); none is stored raw. */
 	for (size_t i = 0; c->env && c->env[i]; i++) {
@@ -164,35 +127,24 @@ json_t *verify_collect(const struct question *q, const struct verify_opts *o, st
 			obs_put(obs, key, value);
 		}
 	}
-	const char *kv = flag_value(c->args, "--kv-cache-dtype");
-	obs_put(obs, "args.kv_cache_dtype", kv ? kv : "auto");
-	const char *model = first_positional(c->args);
-	if (!model)
-		model = fleet.roles[role].model;
-	json_object_set_new(rec, "container",
-			    json_pack("{s:s, s:s, s:s, s:i, s:s, s:s, s:o, s:o, s:o}", "name", c->name,
-				      "id", c->id, "state", c->state, "restarts", c->restart_count,
-				      "image", c->image, "image_id", c->image_id, "entrypoint",
-				      strv_json(c->entrypoint), "args", strv_json(c->args), "env", env));
-	/* The image. */
-	struct engine_image im = { 0 };
-	if (engine_image_inspect(&eng, c->image_id, &im, NULL) == 0)
-		json_object_set_new(rec, "image", json_pack("{s:s, s:o}", "id", im.id, "repo_digests",
-							    strv_json(im.repo_digests)));
-	else
-		json_object_set_new(rec, "image", json_pack("{s:s}", "id", c->image_id));
-	engine_image_free(&im);
-	/* The boot log, classified. */
+	return env;
+}
+
+/* The boot log classified by the signatures (log.<id> observations, the
+ * matched lines), and vLLM's version as the log says it, else as the
+ * image is recorded (*version, caller frees; NULL when neither says). */
+static int collect_log(json_t *rec, struct obs_set *obs, struct engine *eng,
+		       const struct engine_container *c, const char *dir, char **version,
+		       struct err **err)
+{
 	char *log = NULL;
 	struct engine_log_opts lo = { .tail = -1, .since = 0, .cap = 64u << 20 };
-	if (engine_logs(&eng, c->id, &lo, &log, err) < 0) {
-		err_wrap(err, "could not verify: read the boot log of '%s'", c->name);
-		goto fail;
-	}
+	if (engine_logs(eng, c->id, &lo, &log, err) < 0)
+		return err_wrap(err, "could not verify: read the boot log of '%s'", c->name);
 	struct sigset set = { 0 };
-	if (sigset_load(&set, o->dir, err) < 0) {
+	if (sigset_load(&set, dir, err) < 0) {
 		free(log);
-		goto fail;
+		return -1;
 	}
 	struct triage *t = triage_new(&set, TRIAGE_KEEP_ALL);
 	triage_feed(t, log, strlen(log));
@@ -219,22 +171,26 @@ json_t *verify_collect(const struct question *q, const struct verify_opts *o, st
 	const char *vsrc = "boot log";
 	if (vl) {
 		vl += strlen("vLLM API server version ");
-		version = xasprintf("%.*s", (int)strcspn(vl, " \r\n"), vl);
+		*version = xasprintf("%.*s", (int)strcspn(vl, " \r\n"), vl);
 	} else {
 		struct knowledge kk = { 0 };
 		const struct vimage *vi = NULL;
 		if (knowledge_load(&kk, NULL, NULL) == 0 && (vi = knowledge_image(&kk, c->image)))
-			version = xstrdup(vi->vllm_version);
+			*version = xstrdup(vi->vllm_version);
 		knowledge_free(&kk);
-		vsrc = version ? "the version recorded for the container's image (declared; the log does "
+		vsrc = *version ? "the version recorded for the container's image (declared; the log does "
 				 "not say)"
 			       : "unknown: the log does not say and the image is not recorded";
 	}
 	free(log);
-	obs_put(obs, "image.vllm_version", version);
-	json_object_set_new(rec, "vllm_version", json_pack("{s:s?, s:s}", "value", version, "source", vsrc));
-	/* The checkpoint, from the fleet's HF cache. */
-	hub = fleet_hub(o->dir);
+	json_object_set_new(rec, "vllm_version", json_pack("{s:s?, s:s}", "value", *version, "source", vsrc));
+	return 0;
+}
+
+/* The checkpoint's facts, from the fleet's HF cache. */
+static void collect_checkpoint(json_t *rec, struct obs_set *obs, const char *dir, const char *model)
+{
+	_cleanup_free_ char *hub = fleet_hub(dir);
 	struct checkpoint_facts ck;
 	checkpoint_facts_read_in(hub, model, &ck, NULL);
 	obs_put(obs, "checkpoint.kv_scales", ck.kv_scales == TRI_TRUE	 ? "present"
@@ -244,6 +200,78 @@ json_t *verify_collect(const struct question *q, const struct verify_opts *o, st
 	json_object_set_new(ckj, "model", json_string(model ? model : ""));
 	json_object_set_new(rec, "checkpoint", ckj);
 	checkpoint_facts_free(&ck);
+}
+
+json_t *verify_collect(const struct question *q, const struct verify_opts *o, struct obs_set *obs,
+		       struct err **err)
+{
+	const char *rname = o->role ? o->role : q->role;
+	int role = role_from_name(rname);
+	if (role < 0) {
+		err_set(err, EXIT_CONFIG, "question '%s' names unknown role '%s'", q->id, rname);
+		return NULL;
+	}
+	struct fleet fleet;
+	if (fleet_load(&fleet, o->dir, err) < 0)
+		return NULL;
+	_cleanup_free_ char *version = NULL;
+	json_t *rec = json_object();
+	char date[32];
+	struct tm tm;
+	gmtime_r(&o->now, &tm);
+	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	json_object_set_new(rec, "question", json_pack("{s:s, s:s, s:s}", "id", q->id, "title",
+						       q->title, "file", q->file));
+	json_object_set_new(rec, "date", json_string(date));
+	json_object_set_new(rec, "deploy_dir", json_string(o->dir));
+	json_object_set_new(rec, "profile", json_string(fleet.profile));
+	json_object_set_new(rec, "role", json_string(rname));
+	collect_box(rec, obs, &fleet, o->dir);
+
+	/* The container. */
+	struct engine eng = { 0 };
+	struct engine_container_list l = { 0 };
+	if (engine_open(&eng, err) < 0 || engine_list_project(&eng, fleet.project, &l, err) < 0) {
+		err_wrap(err, "could not verify");
+		goto fail;
+	}
+	const struct engine_container *c = NULL;
+	for (size_t i = 0; i < l.n; i++)
+		if (strcmp(l.c[i].service, rname) == 0)
+			c = &l.c[i];
+	if (!c) {
+		err_set(err, EXIT_RUNTIME,
+			"could not verify: role '%s' has no container in project '%s' (bring the fleet up "
+			"with `lobes serve --apply`)", rname, fleet.project);
+		goto fail;
+	}
+	char restarts[16];
+	snprintf(restarts, sizeof(restarts), "%d", c->restart_count);
+	obs_put(obs, "container.state", c->state);
+	obs_put(obs, "container.restarts", restarts);
+	json_t *env = collect_env(c, obs);
+	const char *kv = flag_value(c->args, "--kv-cache-dtype");
+	obs_put(obs, "args.kv_cache_dtype", kv ? kv : "auto");
+	const char *model = first_positional(c->args);
+	if (!model)
+		model = fleet.roles[role].model;
+	json_object_set_new(rec, "container",
+			    json_pack("{s:s, s:s, s:s, s:i, s:s, s:s, s:o, s:o, s:o}", "name", c->name,
+				      "id", c->id, "state", c->state, "restarts", c->restart_count,
+				      "image", c->image, "image_id", c->image_id, "entrypoint",
+				      strv_json(c->entrypoint), "args", strv_json(c->args), "env", env));
+	/* The image. */
+	struct engine_image im = { 0 };
+	if (engine_image_inspect(&eng, c->image_id, &im, NULL) == 0)
+		json_object_set_new(rec, "image", json_pack("{s:s, s:o}", "id", im.id, "repo_digests",
+							    strv_json(im.repo_digests)));
+	else
+		json_object_set_new(rec, "image", json_pack("{s:s}", "id", c->image_id));
+	engine_image_free(&im);
+	if (collect_log(rec, obs, &eng, c, o->dir, &version, err) < 0)
+		goto fail;
+	obs_put(obs, "image.vllm_version", version);
+	collect_checkpoint(rec, obs, o->dir, model);
 	/* The probe. */
 	if (o->probe && q->probe && fleet.roles[role].feasible) {
 		struct probe pr;
@@ -340,6 +368,38 @@ char *evidence_text(const json_t *r)
 		buf_printf(&b, "probe: %s %s (%s)\n", json_string_value(json_object_get(pr, "probe")),
 			   json_string_value(json_object_get(pr, "status")),
 			   json_string_value(json_object_get(pr, "summary")));
+	const json_t *x2 = json_object_get(r, "experiment");
+	if (x2) {
+		const json_t *cmp = json_object_get(x2, "comparison");
+		const json_t *lpf = json_object_get(cmp, "logprobs"), *tk = json_object_get(cmp, "tasks");
+		buf_printf(&b, "experiment: %s, the operator's %s; .env put back byte for byte: %s\n",
+			   json_string_value(json_object_get(x2, "knob")),
+			   json_string_value(json_object_get(x2, "operator_value")),
+			   json_is_true(json_object_get(x2, "env_restored_byte_for_byte")) ? "yes" : "NO");
+		const char *runs[] = { "auto", "fp8" };
+		for (size_t ri = 0; ri < 2; ri++) {
+			const json_t *ru = json_object_get(json_object_get(x2, "runs"), runs[ri]);
+			buf_printf(&b, "  run %s: %s, ready after %lld ms, %zu answers\n", runs[ri],
+				   json_string_value(json_object_get(json_object_get(ru, "side"), "label")),
+				   (long long)json_integer_value(json_object_get(ru, "ready_ms")),
+				   json_array_size(json_object_get(ru, "answers")));
+		}
+		buf_printf(&b, "  KLD(auto||fp8) mean %.6f p99 %.6f (%s)\n  same top %.4f, |dlogp| max %.6f, "
+			       "perplexity auto %.4f fp8 %.4f ratio %.4f\n  tasks %lld: exact match auto "
+			       "%.3f fp8 %.3f, agreement %.3f\n",
+			   json_number_value(json_object_get(lpf, "kld_mean")),
+			   json_number_value(json_object_get(lpf, "kld_p99")),
+			   json_string_value(json_object_get(lpf, "kld_note")),
+			   json_number_value(json_object_get(lpf, "same_top")),
+			   json_number_value(json_object_get(lpf, "dlogp_max")),
+			   json_number_value(json_object_get(lpf, "ppl_a")),
+			   json_number_value(json_object_get(lpf, "ppl_b")),
+			   json_number_value(json_object_get(lpf, "ppl_ratio")),
+			   (long long)json_integer_value(json_object_get(tk, "tasks")),
+			   json_number_value(json_object_get(tk, "accuracy_a")),
+			   json_number_value(json_object_get(tk, "accuracy_b")),
+			   json_number_value(json_object_get(tk, "agreement")));
+	}
 	buf_adds(&b, "observations:\n");
 	json_object_foreach(json_object_get(r, "observations"), k, x)
 		buf_printf(&b, "  %s = %s\n", k, json_is_null(x) ? "unknown" : json_string_value(x));

@@ -18,9 +18,12 @@
 #define LOBES_EVIDENCE_H
 
 #include <jansson.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "question.h"
+
+struct bringup_event;
 
 struct verify_opts {
 	const char *dir;          /* deploy dir */
@@ -28,6 +31,13 @@ struct verify_opts {
 	bool probe;               /* run the role's probe (when the question asks) */
 	double probe_timeout_s;
 	time_t now;               /* the record's time */
+	/* experiments (verify_experiment) */
+	uint64_t margin_bytes;    /* memory kept free above the role's budget at the gate */
+	int mem_wait_s, boot_wait_s; /* bounds on the gate and on one boot */
+	double eval_timeout_s;    /* one eval request */
+	long max_tasks;           /* 0: the whole task set */
+	void (*event)(void *cls, const struct bringup_event *ev); /* the boots' progress; may be NULL */
+	void *event_cls;
 };
 
 /* Collect; fills obs and returns the record (new reference) or NULL with
@@ -35,6 +45,13 @@ struct verify_opts {
  * verify"). */
 json_t *verify_collect(const struct question *q, const struct verify_opts *o, struct obs_set *obs,
 		       struct err **err);
+/* A question with an experiment (q->experiment): change the knob, reboot
+ * the role, compare, put everything back (experiment.c). Adds "experiment"
+ * (both runs, the comparison, whether .env is the operator's byte for
+ * byte) to rec and the eval.* observations to obs. -1 with err (EXIT_RUNTIME:
+ * could not verify) — .env is put back and the role rebooted with it first. */
+int verify_experiment(const struct question *q, const struct verify_opts *o, json_t *rec,
+		      struct obs_set *obs, struct err **err);
 /* Route, add the decision to the record. Returns the route or NULL. */
 const struct q_route *verify_decide(const struct question *q, const struct obs_set *obs, json_t *record);
 /* The text form of a record. Caller frees. */

@@ -72,6 +72,7 @@ static void question_free(struct question *q)
 	free(q->role);
 	free(q->undecided);
 	free(q->file);
+	free(q->experiment);
 	for (size_t i = 0; i < q->n_routes; i++) {
 		struct q_route *r = &q->routes[i];
 		free(r->id);
@@ -88,19 +89,25 @@ static void question_free(struct question *q)
 	memset(q, 0, sizeof(*q));
 }
 
+static bool num_op(const char *op)
+{
+	return !strcmp(op, "lt") || !strcmp(op, "le") || !strcmp(op, "gt") || !strcmp(op, "ge");
+}
+
 static int parse_cond(struct qp *c, struct fy_node *n, struct q_cond *out)
 {
-	static const char *const keys[] = { "obs", "eq", "ne", "in", NULL };
+	static const char *const keys[] = { "obs", "eq", "ne", "in", "lt", "le", "gt", "ge", NULL };
 	if (!fy_node_is_mapping(n))
-		return qerr(c, n, "a condition is not a mapping%s%s; expected {obs: NAME, eq|ne|in: VALUE}",
-			    NULL, NULL);
+		return qerr(c, n, "a condition is not a mapping%s%s; expected {obs: NAME, "
+			    "eq|ne|in|lt|le|gt|ge: VALUE}", NULL, NULL);
 	if (keys_ok(c, n, "a condition", keys) < 0 || req_str(c, n, "obs", "a condition", &out->obs) < 0)
 		return -1;
 	int ops = 0;
 	for (const char *const *op = keys + 1; *op; op++)
 		ops += fy_node_mapping_lookup_by_string(n, *op, FY_NT) != NULL;
 	if (ops != 1)
-		return qerr(c, n, "condition on '%s' has %s; expected exactly one of eq, ne, in", out->obs,
+		return qerr(c, n, "condition on '%s' has %s; expected exactly one of eq, ne, in, lt, le, gt, "
+			    "ge", out->obs,
 			    ops ? "several operators" : "no operator");
 	for (const char *const *op = keys + 1; *op; op++) {
 		struct fy_node *v = fy_node_mapping_lookup_by_string(n, *op, FY_NT);
@@ -113,8 +120,12 @@ static int parse_cond(struct qp *c, struct fy_node *n, struct q_cond *out)
 		if (strcmp(*op, "in") != 0 && !fy_node_is_scalar(v))
 			return qerr(c, v, "'%s' of '%s' is not a scalar; expected a value", *op, out->obs);
 		out->values = xcalloc(cnt + 1, sizeof(char *));
+		double num;
 		if (fy_node_is_scalar(v)) {
 			out->values[0] = scalar(v);
+			if (num_op(*op) && !str_to_double(out->values[0], &num))
+				return qerr(c, v, "'%s' of '%s' is not a number; expected a number",
+					    *op, out->obs);
 		} else {
 			void *it = NULL;
 			struct fy_node *x;
@@ -143,7 +154,7 @@ int question_add_yaml(struct question_set *s, const char *file, const char *text
 	int rc = -1;
 	struct fy_node *root = fy_document_root(fyd);
 	static const char *const keys[] = { "kind", "id", "title", "role", "probe", "routes",
-					    "undecided", NULL };
+					    "undecided", "experiment", NULL };
 	static const char *const rkeys[] = { "id", "when", "answer", "action", NULL };
 	if (!root || !fy_node_is_mapping(root)) {
 		qerr(&c, root, "the document is not a mapping%s%s; expected a question", NULL, NULL);
@@ -166,6 +177,15 @@ int question_add_yaml(struct question_set *s, const char *file, const char *text
 	    req_str(&c, root, "role", "a question", &q.role) < 0 ||
 	    req_str(&c, root, "undecided", "a question", &q.undecided) < 0)
 		goto out;
+	struct fy_node *xn = fy_node_mapping_lookup_by_string(root, "experiment", FY_NT);
+	if (xn) {
+		q.experiment = fy_node_is_scalar(xn) ? scalar(xn) : xstrdup("");
+		if (strcmp(q.experiment, "kv-cache-dtype") != 0) {
+			qerr(&c, xn, "experiment '%s' is not known%s; expected kv-cache-dtype", q.experiment,
+			     NULL);
+			goto out;
+		}
+	}
 	struct fy_node *pn = fy_node_mapping_lookup_by_string(root, "probe", FY_NT);
 	if (pn) {
 		_cleanup_free_ char *pv = fy_node_is_scalar(pn) ? scalar(pn) : xstrdup("");
@@ -311,7 +331,8 @@ void obs_free(struct obs_set *o)
 	memset(o, 0, sizeof(*o));
 }
 
-/* 1 holds, 0 does not, -1 unknown. */
+/* 1 holds, 0 does not, -1 unknown (not observed, or not a number for a
+ * numeric comparison). */
 static int cond_eval(const struct q_cond *c, const struct obs_set *o, struct buf *d)
 {
 	bool known;
@@ -319,6 +340,13 @@ static int cond_eval(const struct q_cond *c, const struct obs_set *o, struct buf
 	int r;
 	if (!known) {
 		r = -1;
+	} else if (num_op(c->op)) {
+		double x, y;
+		if (!str_to_double(v, &x) || !str_to_double(c->values[0], &y))
+			r = -1; /* not a number: cannot be compared */
+		else
+			r = !strcmp(c->op, "lt") ? x < y : !strcmp(c->op, "le") ? x <= y
+			  : !strcmp(c->op, "gt") ? x > y : x >= y;
 	} else {
 		bool hit = false;
 		for (char **x = c->values; x && *x; x++)

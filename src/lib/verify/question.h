@@ -5,7 +5,8 @@
  * a conjunction of conditions over observations (strings collected from the
  * live fleet: `args.kv_cache_dtype`, `env.NAME`, `log.<signature id>` =
  * present|absent, `checkpoint.kv_scales`, `container.restarts`,
- * `container.state`, `probe.status`, `image.vllm_version`). An observation
+ * `container.state`, `probe.status`, `image.vllm_version`, and for an
+ * experiment `eval.kld_mean` and the other figures of eval compare). An observation
  * that could not be made is unknown, and a condition over it is unknown: a
  * route is taken only when every condition holds. The first route that
  * holds decides; none → undecided, with the question's advice.
@@ -20,7 +21,7 @@
 
 struct q_cond {
 	char *obs;
-	char *op;      /* eq | ne | in */
+	char *op;      /* eq | ne | in | lt | le | gt | ge (the last four: numbers) */
 	char **values; /* strv */
 };
 
@@ -32,6 +33,8 @@ struct q_route {
 
 struct question {
 	char *id, *title, *role, *undecided, *file;
+	char *experiment; /* NULL: read-only; "kv-cache-dtype": boot the role with each
+			   * setting in turn and compare them (verify/experiment.c) */
 	bool probe;
 	struct q_route *routes;
 	size_t n_routes;
