@@ -211,21 +211,30 @@ static const struct command commands[] = {
 	  "                the version in the log's banner, else none)\n"
 	  "Exit 1 when a fatal signature matched, 0 otherwise, 3 when an input cannot be\n"
 	  "read or a signature file is bad, 4 when a role's log cannot be fetched.\n" },
-	{ "verify", cmd_verify, "lobes verify [--role R] [--no-probe] [--timeout S] QUESTION | --list",
+	{ "verify", cmd_verify, "lobes verify [--role R] [--no-probe] [--timeout S] [--max-tasks N] [--boot-wait S] QUESTION | --list",
 	  "answer a recorded question against the running fleet and write an evidence record",
 	  "Read-only: looks at the running role (effective args and env, boot log\n"
 	  "signatures, image, vLLM version, checkpoint facts, its probe), routes the\n"
 	  "observations through the question's recorded outcomes, and writes\n"
-	  "DIR/evidence/DATE-QUESTION-CARD.txt and .json. Exit 0 decided, 1 undecided,\n"
-	  "4 could not verify (no container, docker unreachable). The questions are\n"
-	  "data/questions/ and the operator's DIR/questions/*.yaml (an operator question\n"
-	  "with a shipped id replaces it; docs/knowledge.md). The container is found\n"
-	  "through the Docker Engine API (DOCKER_HOST unix://PATH, else\n"
-	  "/var/run/docker.sock).\n"
+	  "DIR/evidence/DATE-QUESTION-CARD.txt and .json (mode 0600). Exit 0 decided,\n"
+	  "1 undecided, 4 could not verify (no container, docker unreachable). The\n"
+	  "questions are data/questions/ and the operator's DIR/questions/*.yaml (an\n"
+	  "operator question with a shipped id replaces it; docs/knowledge.md). The\n"
+	  "container is found through the Docker Engine API (DOCKER_HOST unix://PATH,\n"
+	  "else /var/run/docker.sock).\n"
+	  "A question with an experiment changes a knob for a while instead:\n"
+	  "fp8-kv-accuracy boots the role (cortex) with the kv_cache_dtype it does not\n"
+	  "run, then with the operator's own, each alone through serve's memory gate\n"
+	  "(the rest of the fleet untouched), compares the two as `lobes eval compare`\n"
+	  "does (auto the baseline), puts .env back byte for byte and routes on the\n"
+	  "thresholds of data/questions/fp8-kv-accuracy.yaml: no measurable loss,\n"
+	  "loss, or undecided. The record holds both runs. Boot progress on stderr.\n"
 	  "  --list         the questions there are\n"
 	  "  --role R       look at role R instead of the question's\n"
 	  "  --no-probe     skip the role's probe\n"
-	  "  --timeout S    probe timeout (default 60)\n" },
+	  "  --timeout S    probe timeout, and an experiment's eval request bound (default 60)\n"
+	  "  --max-tasks N  an experiment asks only the first N tasks of the task set\n"
+	  "  --boot-wait S  an experiment's bound on one boot (default 1800)\n" },
 	{ "gateway", cmd_gateway, "lobes gateway [--bind ADDR] [--port N] [--key-file F] [--pid-file F] [--check]",
 	  "serve one OpenAI-compatible endpoint for the fleet (foreground)",
 	  "Routes POST /v1/chat/completions, /v1/completions, /v1/embeddings,\n"
