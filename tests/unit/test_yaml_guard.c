@@ -145,6 +145,30 @@ static void check_refused(const char *loader, int rc, struct err *e, size_t i)
 	assert_int_equal(e->code, EXIT_CONFIG);
 }
 
+/* The kubernetes template: a missing key and a port out of range are
+ * errors naming the file; the shipped one loads. */
+static void test_k8s_template(void **state)
+{
+	(void)state;
+	struct k8s_template kt;
+	struct err *e = NULL;
+	assert_int_equal(k8s_template_load(&kt, &e), 0);
+	assert_string_equal(kt.runtime_class, "nvidia");
+	assert_int_equal(kt.gateway_port, 8000);
+	k8s_template_free(&kt);
+	const char *missing = "kind: kubernetes\nnamespace: lobes\n";
+	assert_int_equal(k8s_template_parse(&kt, "k.yaml", missing, strlen(missing), &e), -1);
+	assert_non_null(strstr(e->msg, "k.yaml:1:1: '/lobes_image' missing or not a scalar"));
+	err_free(e);
+	e = NULL;
+	const char *port = "namespace: a\nlobes_image: b\nshm_size: c\nhf_cache_host: d\n"
+			   "adapters_host: e\ngpu_resource: f\nruntime_class: g\nprofile_label: h\n"
+			   "gateway_port: 70000\ntermination_grace_seconds: 5\n";
+	assert_int_equal(k8s_template_parse(&kt, "k.yaml", port, strlen(port), &e), -1);
+	assert_non_null(strstr(e->msg, "'/gateway_port' is '70000'; expected a whole number 1-65535"));
+	err_free(e);
+}
+
 static void test_every_loader_refuses(void **state)
 {
 	(void)state;
@@ -162,6 +186,13 @@ static void test_every_loader_refuses(void **state)
 		rc = fleet_template_parse(&t, "h.yaml", hostile[i].text, hostile[i].len, &e);
 		check_refused("fleet template", rc, e, i);
 		fleet_template_free(&t);
+		err_free(e);
+
+		e = NULL;
+		struct k8s_template kt = { 0 };
+		rc = k8s_template_parse(&kt, "h.yaml", hostile[i].text, hostile[i].len, &e);
+		check_refused("kubernetes template", rc, e, i);
+		k8s_template_free(&kt);
 		err_free(e);
 
 		e = NULL;
@@ -214,6 +245,7 @@ int main(void)
 		cmocka_unit_test(test_refuses_with_position),
 		cmocka_unit_test(test_depth_and_size_caps),
 		cmocka_unit_test(test_every_loader_refuses),
+		cmocka_unit_test(test_k8s_template),
 		cmocka_unit_test(test_signatures_single_quoted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,7 +9,6 @@
 
 #include "../knowledge/embedded.h"
 #include "../util/cleanup.h"
-#include "../util/yaml_doc.h"
 #include "render_int.h"
 
 static int int_at(struct fy_node *root, const char *path, const char *file, long lo, long hi,
@@ -31,17 +30,11 @@ int k8s_template_parse(struct k8s_template *kt, const char *name, const char *te
 		       struct err **err)
 {
 	memset(kt, 0, sizeof(*kt));
-	struct fy_document *fyd = NULL;
-	if (yaml_doc_parse(name, text, len, 0, "a mapping", &fyd, err) < 0)
-		return -1;
+	struct fy_node *root;
+	struct fy_document *fyd = template_doc(name, text, len, &root, err);
 	if (!fyd)
-		return err_set(err, EXIT_CONFIG, "%s: not valid YAML", name);
-	struct fy_node *root = fy_document_root(fyd);
+		return -1;
 	int rc = -1;
-	if (!root || !fy_node_is_mapping(root)) {
-		err_set(err, EXIT_CONFIG, "%s: expected a mapping", name);
-		goto out;
-	}
 	struct {
 		const char *path;
 		char **dst;
@@ -65,11 +58,8 @@ out:
 
 int k8s_template_load(struct k8s_template *kt, struct err **err)
 {
-	for (size_t i = 0; i < embedded_files_count; i++)
-		if (strcmp(embedded_files[i].path, "data/template/kubernetes.yaml") == 0)
-			return k8s_template_parse(kt, embedded_files[i].path, embedded_files[i].data,
-						  embedded_files[i].len, err);
-	return err_set(err, EXIT_INTERNAL, "template 'data/template/kubernetes.yaml' is not embedded");
+	const struct embedded_file *f = template_embedded("data/template/kubernetes.yaml", err);
+	return f ? k8s_template_parse(kt, f->path, f->data, f->len, err) : -1;
 }
 
 void k8s_template_free(struct k8s_template *kt)

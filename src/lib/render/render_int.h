@@ -10,6 +10,7 @@
 #include <libfyaml.h>
 #include <stdbool.h>
 
+#include "../knowledge/embedded.h"
 #include "../util/buf.h"
 #include "render.h"
 
@@ -58,6 +59,14 @@ void render_add_sq(struct buf *b, const char *s);
 /* The scalar at path of a template document, copied; NULL with *err
  * ("FILE:L:C: 'path' missing or not a scalar") otherwise (template.c). */
 char *template_scalar(struct fy_node *root, const char *path, const char *file, struct err **err);
+
+/* A template document parsed strictly (a mapping at the top; errors
+ * "FILE:L:C: ..."), its root in *root; NULL with *err otherwise. */
+struct fy_document *template_doc(const char *name, const char *text, size_t len,
+				 struct fy_node **root, struct err **err);
+/* The embedded data file at path ("data/template/..."), or NULL with *err
+ * (EXIT_INTERNAL). */
+const struct embedded_file *template_embedded(const char *path, struct err **err);
 
 /* The .env text of the compose render (compose.c): the Kubernetes render
  * hands the same text to each node's gateway. */

@@ -34,22 +34,44 @@ char *template_scalar(struct fy_node *root, const char *path, const char *file, 
 	return xasprintf("%.*s", (int)len, s);
 }
 
+struct fy_document *template_doc(const char *name, const char *text, size_t len,
+				 struct fy_node **root, struct err **err)
+{
+	struct fy_document *fyd = NULL;
+	if (yaml_doc_parse(name, text, len, 0, "a mapping", &fyd, err) < 0)
+		return NULL;
+	if (!fyd) {
+		err_set(err, EXIT_CONFIG, "%s: not valid YAML", name);
+		return NULL;
+	}
+	*root = fy_document_root(fyd);
+	if (!*root || !fy_node_is_mapping(*root)) {
+		node_err(err, name, *root, "expected a mapping");
+		fy_document_destroy(fyd);
+		return NULL;
+	}
+	return fyd;
+}
+
+const struct embedded_file *template_embedded(const char *path, struct err **err)
+{
+	for (size_t i = 0; i < embedded_files_count; i++)
+		if (strcmp(embedded_files[i].path, path) == 0)
+			return &embedded_files[i];
+	err_set(err, EXIT_INTERNAL, "template '%s' is not embedded", path);
+	return NULL;
+}
+
 int fleet_template_parse(struct fleet_template *t, const char *name, const char *text, size_t len,
 			 struct err **err)
 {
 	memset(t, 0, sizeof(*t));
-	struct fy_document *fyd = NULL;
-	if (yaml_doc_parse(name, text, len, 0, "a mapping", &fyd, err) < 0)
-		return -1;
+	struct fy_node *root;
+	struct fy_document *fyd = template_doc(name, text, len, &root, err);
 	if (!fyd)
-		return err_set(err, EXIT_CONFIG, "%s: not valid YAML", name);
-	struct fy_node *root = fy_document_root(fyd);
+		return -1;
 	int rc = -1;
 	t->source = xstrdup(name);
-	if (!root || !fy_node_is_mapping(root)) {
-		node_err(err, name, root, "expected a mapping");
-		goto out;
-	}
 	if (!(t->hf_host = template_scalar(root, "/hf_cache/host", name, err)) ||
 	    !(t->hf_container = template_scalar(root, "/hf_cache/container", name, err)) ||
 	    !(t->hc_interval = template_scalar(root, "/healthcheck/interval", name, err)) ||
@@ -85,11 +107,8 @@ out:
 
 int fleet_template_load(struct fleet_template *t, struct err **err)
 {
-	for (size_t i = 0; i < embedded_files_count; i++)
-		if (strcmp(embedded_files[i].path, "data/template/fleet.yaml") == 0)
-			return fleet_template_parse(t, embedded_files[i].path, embedded_files[i].data,
-						    embedded_files[i].len, err);
-	return err_set(err, EXIT_INTERNAL, "template 'data/template/fleet.yaml' is not embedded");
+	const struct embedded_file *f = template_embedded("data/template/fleet.yaml", err);
+	return f ? fleet_template_parse(t, f->path, f->data, f->len, err) : -1;
 }
 
 void fleet_template_free(struct fleet_template *t)
