@@ -47,4 +47,16 @@ ok "$([ -s /etc/hostname ] || [ ! -e /etc/hostname ]; echo $?)" "a planted link 
 touch "$D/.env.lobes-tmp-0123456789abcdef"
 "$LOBES" --dir "$D" init >/dev/null
 ok "$([ -e "$D/.env.lobes-tmp-0123456789abcdef" ]; echo $?)" "a dry run changes nothing"
+
+# --keep-backups 0: no backup is kept, and none is claimed.
+D0=$TMP/nobak
+"$LOBES" --dir "$D0" init --profile spark --apply >/dev/null
+run "$LOBES" --dir "$D0" init --profile thor --apply --keep-backups 0
+is "$rc" 0 "--keep-backups 0"
+like "$out" "wrote .*/\.env" "writes the changed files"
+unlike "$out" "previous kept as" "and claims no backup"
+is "$(ls -a "$D0" | grep -c '\.bak\.')" 0 "and keeps none"
+run "$LOBES" --dir "$D0" --json init --profile spark --apply --keep-backups 0
+like "$out" '"status": "changed"' "--json: files changed"
+unlike "$out" '"backup": "' "and none names a backup"
 done_testing

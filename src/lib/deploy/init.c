@@ -398,7 +398,9 @@ int init_apply(struct init_result *r, struct err **err)
 		struct deploy_txn t;
 		if (deploy_txn_begin(&t, r->dir, err) < 0)
 			return -1;
-		for (size_t i = 0; rc == 0 && i < r->n_files; i++) {
+		/* No backup when none is to be kept (--keep-backups 0): it would
+		 * be pruned at once, after init had said it was kept. */
+		for (size_t i = 0; rc == 0 && r->keep_backups != 0 && i < r->n_files; i++) {
 			struct file_change *fc = &r->files[i];
 			if (!fc->changed || !fc->old)
 				continue;
