@@ -140,7 +140,7 @@ static double now_s(void)
 
 static bool should_stop(const struct triage *t, const struct sigset *set, const char **why)
 {
-	if (triage_cause(t)) {
+	if (triage_fatal(t)) {
 		*why = "fatal";
 		return true;
 	}

@@ -59,6 +59,62 @@ static json_t *notes_json(const struct triage *t)
 			 "first_long_line", (json_int_t)n.first_long_line);
 }
 
+/* The lifecycle: verdict, phase, root exception, processes, events. */
+static void life_json(json_t *o, const struct triage *t)
+{
+	const struct triage_life *L = triage_life(t);
+	struct triage_verdict v;
+	triage_verdict(t, &v);
+	json_object_set_new(o, "verdict", json_string(v.fatal ? "fatal" : "clean"));
+	json_object_set_new(o, "structural", json_boolean(v.structural));
+	json_object_set_new(o, "phase", v.fatal ? json_string(triage_phase_name(v.phase)) : json_null());
+	json_object_set_new(o, "root_exception",
+			    v.fatal && v.line ? json_pack("{s:s?, s:s?, s:s?, s:I, s:s?}", "type", v.type,
+							     "message", v.message, "frame", v.frame,
+							     "line", (json_int_t)v.line, "process",
+							     v.process)
+						 : json_null());
+	json_object_set_new(o, "death", L->death ? json_pack("{s:s, s:I, s:s}", "kind",
+							     triage_event_name(L->death->kind), "line",
+							     (json_int_t)L->death->line_no, "text",
+							     L->death->text)
+						 : json_null());
+	json_t *procs = json_array();
+	for (int k = PROC_NONE; k <= PROC_OTHER; k++)
+		if (L->procs & (1u << k))
+			json_array_append_new(procs, json_string(triage_proc_kind((enum triage_proc)k)));
+	json_t *events = json_array();
+	for (size_t i = 0; i < L->n_events; i++) {
+		const struct triage_event *e = &L->events[i];
+		json_t *j = json_pack("{s:s, s:I, s:s, s:s}", "kind", triage_event_name(e->kind), "line",
+				      (json_int_t)e->line_no, "process", triage_proc_kind(e->proc), "text",
+				      e->text);
+		if (e->kind == EV_EXIT)
+			json_object_set_new(j, "code", json_integer(e->code));
+		json_array_append_new(events, j);
+	}
+	json_t *tbs = json_array();
+	for (size_t i = 0; i < L->n_tbs; i++) {
+		const struct triage_tb *b = &L->tbs[i];
+		json_t *j = json_pack("{s:I, s:s?, s:s?, s:s?, s:s, s:s, s:b}", "line", (json_int_t)b->line_no,
+				      "type", b->type, "message", b->message, "frame", b->frame,
+				      "process", triage_proc_kind(b->proc), "phase",
+				      triage_phase_name(b->phase), "fatal", b->fatal);
+		if (b->chained_from >= 0)
+			json_object_set_new(j, "chained_from",
+					    json_integer((json_int_t)L->tbs[b->chained_from].line_no));
+		json_array_append_new(tbs, j);
+	}
+	json_object_set_new(o, "lifecycle", json_pack("{s:o, s:o, s:o, s:o, s:o}", "processes", procs,
+						      "startup_complete_line",
+						      L->startup_line ? json_integer((json_int_t)L->startup_line)
+								      : json_null(),
+						      "ends_in_error_line",
+						      L->error_line ? json_integer((json_int_t)L->error_line)
+								    : json_null(),
+						      "tracebacks", tbs, "events", events));
+}
+
 json_t *triage_source_json(const char *label, const struct sigset *set, const struct triage *t,
 			   bool all, bool version_given, const char *stopped)
 {
@@ -103,7 +159,7 @@ json_t *triage_source_json(const char *label, const struct sigset *set, const st
 							 "remedy", cause->sig->remedy,
 							 "traits", strv_json(cause->sig->traits))
 					     : json_null(),
-			      "fatal", cause != NULL, "startup_complete", complete,
+			      "fatal", triage_fatal(t), "startup_complete", complete,
 			      "counts", "fatal", (json_int_t)by_sev[SEV_FATAL],
 			      "warning", (json_int_t)by_sev[SEV_WARNING],
 			      "info", (json_int_t)by_sev[SEV_INFO]);
@@ -114,11 +170,14 @@ json_t *triage_source_json(const char *label, const struct sigset *set, const st
 	size_t nc = triage_causes(t, ranked, ARRAY_SIZE(ranked));
 	json_t *causes = json_array();
 	for (size_t i = 0; i < nc && i < ARRAY_SIZE(ranked); i++)
-		json_array_append_new(causes, json_pack("{s:s, s:s, s:I, s:b}", "id", ranked[i]->sig->id,
-							"cause_id", sig_cause_id(ranked[i]->sig),
-							"line", (json_int_t)ranked[i]->line_no,
-							"traceback_root", ranked[i]->root));
+		json_array_append_new(causes, json_pack("{s:s, s:s, s:I, s:b, s:s, s:s}", "id",
+							ranked[i]->sig->id, "cause_id",
+							sig_cause_id(ranked[i]->sig), "line",
+							(json_int_t)ranked[i]->line_no, "traceback_root",
+							ranked[i]->root, "cause", ranked[i]->sig->cause,
+							"remedy", ranked[i]->sig->remedy));
 	json_object_set_new(o, "causes", causes);
+	life_json(o, t);
 	if (cause)
 		json_object_set_new(json_object_get(o, "cause"), "cause_id",
 				    json_string(sig_cause_id(cause->sig)));
@@ -214,8 +273,43 @@ void triage_print_summary(const struct ctx *ctx, const json_t *f)
 
 /* The root cause first: `FILE:LINE: cause ID — what it means`, its fix,
  * and the other candidates. */
+/* The verdict first: `FILE: FATAL in PHASE: cause ID` or `no known
+ * cause: TYPE: MESSAGE`, where the root exception was raised. */
+static void print_verdict(const struct ctx *ctx, const json_t *f)
+{
+	const char *file = jstr(f, "file");
+	if (strcmp(jstr(f, "verdict"), "fatal") != 0) {
+		printf("%s: %sclean%s%s\n", file, c_green(ctx), c_reset(ctx),
+		       json_is_true(json_object_get(f, "startup_complete")) ? " (startup complete)" : "");
+		return;
+	}
+	const json_t *c = json_object_get(f, "cause"), *r = json_object_get(f, "root_exception");
+	printf("%s: %sFATAL%s", file, c_red(ctx), c_reset(ctx));
+	if (*jstr(f, "phase"))
+		printf(" in %s", jstr(f, "phase"));
+	if (json_is_object(c))
+		printf(": cause %s%s%s — %s\n", c_bold(ctx), jstr(c, "id"), c_reset(ctx), jstr(c, "cause"));
+	else if (json_is_object(r))
+		printf(": no known cause: %s%s%s\n", jstr(r, "type"), *jstr(r, "type") ? ": " : "",
+		       jstr(r, "message"));
+	else
+		printf(": no known cause\n");
+	if (json_is_object(r)) {
+		printf("    root exception (line %lld): %s%s%s\n",
+		       (long long)json_integer_value(json_object_get(r, "line")), jstr(r, "type"),
+		       *jstr(r, "type") ? ": " : "", jstr(r, "message"));
+		if (*jstr(r, "frame"))
+			printf("    raised at %s\n", jstr(r, "frame"));
+	}
+	const json_t *d = json_object_get(f, "death");
+	if (json_is_object(d))
+		printf("    %s (line %lld): %s\n", jstr(d, "kind"),
+		       (long long)json_integer_value(json_object_get(d, "line")), jstr(d, "text"));
+}
+
 void triage_print_headline(const struct ctx *ctx, const json_t *f)
 {
+	print_verdict(ctx, f);
 	const json_t *c = json_object_get(f, "cause");
 	if (!json_is_object(c))
 		return;

@@ -8,6 +8,7 @@
  * loop, in any order, so `vllm-1  | 2025-...Z (EngineCore_DP0 pid=7) ...`
  * loses all three.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "normalise.h"
@@ -236,10 +237,23 @@ static size_t quote_prefix(const char *p, size_t len)
 	return 0;
 }
 
+/* torch.distributed's rank prefix: `[rank0]: `, `[rank12]:` */
+static size_t rank_prefix(const char *p, size_t len)
+{
+	if (len < 8 || memcmp(p, "[rank", 5) != 0)
+		return 0;
+	size_t i = 5;
+	while (i < len && is_digit(p[i]))
+		i++;
+	if (i == 5 || i + 1 >= len || p[i] != ']' || p[i + 1] != ':')
+		return 0;
+	return skip_spaces(p, len, i + 2);
+}
+
 static size_t layer(const char *p, size_t len)
 {
 	size_t k;
-	if ((k = quote_prefix(p, len)) || (k = compose_prefix(p, len)) || (k = iso_prefix(p, len)) || (k = journald_prefix(p, len)) ||
+	if ((k = quote_prefix(p, len)) || (k = rank_prefix(p, len)) || (k = compose_prefix(p, len)) || (k = iso_prefix(p, len)) || (k = journald_prefix(p, len)) ||
 	    (k = kubectl_prefix(p, len)) || (k = process_prefix(p, len)))
 		return k;
 	return 0;
@@ -341,6 +355,32 @@ size_t norm_prefix_len(const char *s, size_t n)
 	for (int round = 0; round < 8 && i < n && (k = layer(s + i, n - i)); round++)
 		i += k;
 	return i;
+}
+
+bool norm_process(const char *s, size_t n, char *name, size_t cap)
+{
+	char buf[512];
+	size_t len = strip_ansi(s, n < sizeof(buf) ? n : sizeof(buf), buf);
+	size_t i = 0, k;
+	*name = '\0';
+	for (int round = 0; round < 8 && i < len; round++) {
+		const char *p = buf + i;
+		if ((k = process_prefix(p, len - i))) {
+			size_t e = 1;
+			while (e < k && p[e] != ' ' && p[e] != ')' && p[e] != ',')
+				e++;
+			size_t nl = e - 1 < cap - 1 ? e - 1 : cap - 1;
+			memcpy(name, p + 1, nl);
+			name[nl] = '\0';
+			if (strncmp(name, "pid=", 4) == 0)
+				snprintf(name, cap, "%s", "pid");
+			return true;
+		}
+		if (!(k = layer(p, len - i)))
+			break;
+		i += k;
+	}
+	return false;
 }
 
 size_t norm_line(const char *s, size_t n, char *out, struct norm *info)

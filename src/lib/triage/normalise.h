@@ -49,4 +49,10 @@ size_t norm_line(const char *s, size_t n, char *out, struct norm *info);
  * without copying when s has no ESC byte. */
 size_t norm_prefix_len(const char *s, size_t n);
 
+/* The process prefix of the raw line s[0, n) under any other layer
+ * (`(EngineCore_DP0 pid=7) `, `(RayWorkerWrapper pid=1, ip=...) `,
+ * `(raylet) `): its name into name (cap bytes; "pid" for a bare `(pid=N)`).
+ * Returns false (name "") when the line has none. */
+bool norm_process(const char *s, size_t n, char *name, size_t cap);
+
 #endif

@@ -36,6 +36,7 @@ struct triage *triage_new(const struct sigset *set, unsigned flags)
 	t->set = set;
 	t->flags = flags;
 	t->seen = xcalloc(set->n + 1, sizeof(uint64_t));
+	t->lc.last_kind = -1;
 	t->count = xcalloc(set->n + 1, sizeof(uint64_t));
 	t->first = xcalloc(set->n + 1, sizeof(struct triage_match));
 	t->has_first = xcalloc(set->n + 1, sizeof(bool));
@@ -100,6 +101,7 @@ void triage_free(struct triage *t)
 	buf_free(&t->carry);
 	buf_free(&t->rec);
 	buf_free(&t->rec_alt);
+	lc_free(t);
 	free(t);
 }
 
@@ -357,24 +359,30 @@ static void tb_walk(struct triage *t, const char *s, const char *e, const char *
 		const char *le = memchr(p, '\n', (size_t)(e - p));
 		le = le ? le : e;
 		if (++t->tb_seen > TB_LINES) {
+			lc_tb_abort(t);
 			t->tb_active = false;
 			break;
 		}
-		struct norm k = classify(t, p, le);
+		size_t cl = (size_t)(le - p) < CLASSIFY_CAP ? (size_t)(le - p) : CLASSIFY_CAP;
+		struct norm k;
+		size_t kn = norm_line(p, cl, t->scratch, &k);
 		if (k.exception) {
-			uint64_t line = t->nl + count_nl(t->count_from, (size_t)(p - t->count_from)) + 1;
+			uint64_t line = line_at(t, p);
 			size_t len = (size_t)(le - p) < 4096 ? (size_t)(le - p) : 4096;
 			size_t n = norm_line(p, len, t->scratch, &k);
 			record_root(t, line, t->scratch + k.body, n - k.body);
+			lc_tb_root(t, line, t->scratch + k.body, n - k.body, le + 1, e);
 			t->tb_active = false;
 			break;
 		}
 		bool pass = k.kind == NK_INDENT || k.kind == NK_BLANK || k.kind == NK_CONT ||
 			    k.traceback || k.chained || (k.kind == NK_RECORD && k.quiet_level);
 		if (!pass) {
+			lc_tb_abort(t);
 			t->tb_active = false;
 			break;
 		}
+		lc_tb_line(t, &k, kn);
 		p = le + 1;
 	}
 }
@@ -458,6 +466,9 @@ void scan_slice(struct triage *t, const char *s, size_t n)
 	const char *e = s + n;
 	t->count_from = s;
 	t->rec_start = t->rec_end = NULL;
+	t->tb_ls = NULL;
+	t->slice_s = s;
+	t->lc.last_ls = NULL;
 	scan_notes(t, s, n);
 	if (t->tb_active)
 		tb_walk(t, s, e, s);
@@ -478,9 +489,16 @@ void scan_slice(struct triage *t, const char *s, size_t n)
 				line_of(s, e, s + start, &ls, &le);
 				k = flush_pending(t, k, s, n, (size_t)(ls - s));
 				if (a->sig == t->set->n) {
-					t->tb_active = true;
-					t->tb_seen = 0;
-					tb_walk(t, s, e, le + 1);
+					if (ls != t->tb_ls &&
+					    memmem(ls, (size_t)(le - ls), TB_TEXT, sizeof(TB_TEXT) - 1)) {
+						t->tb_active = true;
+						t->tb_seen = 0;
+						t->tb_ls = ls;
+						lc_tb_begin(t, s, e, ls, le);
+						tb_walk(t, s, e, le + 1);
+					}
+				} else if (a->sig > t->set->n) {
+					lc_marker(t, s, e, ls, le, a->sig - t->set->n - 1);
 				} else {
 					candidate(t, s, e, ls, le, a->sig);
 				}
@@ -491,6 +509,8 @@ void scan_slice(struct triage *t, const char *s, size_t n)
 	if (t->rec_start)
 		record_flush(t);
 	t->nl += count_nl(t->count_from, (size_t)(e - t->count_from));
+	lc_slice_end(t, s, n);
+	t->slice_s = NULL;
 	t->count_from = NULL;
 	t->rec_start = t->rec_end = NULL;
 }

@@ -48,6 +48,15 @@ enum triage_flags {
 	TRIAGE_KEEP_ALL = 1 << 0, /* keep every match, not just the first per signature */
 };
 
+/* Where a vLLM run was: before vLLM runs or while it imports (container
+ * runtime, a missing library, a caller's API), starting its engine and
+ * workers up to the weights loaded, profiling memory (and compiling, in
+ * V1), warming up, capturing CUDA graphs, serving. */
+enum triage_phase {
+	PHASE_UNKNOWN, PHASE_PRESTART, PHASE_LOAD, PHASE_PROFILE, PHASE_WARMUP, PHASE_GRAPH,
+	PHASE_SERVING,
+};
+
 struct triage_capture {
 	const char *name; /* borrowed from the signature */
 	char *value;      /* owned */
@@ -63,6 +72,7 @@ struct triage_match {
 	size_t n_caps;
 	unsigned lines;               /* physical lines of the record (1 = not joined) */
 	bool root;                    /* the record holds a traceback's root line */
+	enum triage_phase phase;      /* fatal signatures' first match: where the log was */
 };
 
 /* What was odd about the input (for a note to the operator). */
@@ -79,6 +89,94 @@ struct triage_notes {
 struct triage_root {
 	uint64_t line_no;
 	const char *text;             /* normalised, at most TRIAGE_TEXT_CAP bytes */
+};
+
+/* --- the lifecycle (lifecycle.c) ---------------------------------------
+ *
+ * Beside the signatures, the matcher reads the log's lifecycle: which
+ * processes speak (from their prefixes: V0's engine and its multiprocessing
+ * workers, V1's API server, engine core and workers, Ray actors), each
+ * Python traceback (its root exception, the innermost vLLM frame, the
+ * traceback it was chained to), the lifecycle markers (startup complete,
+ * engine dead, fatal signal, exit codes, container restarts, "Killed"),
+ * native deaths (segmentation faults, aborts, "Fatal Python error", NCCL
+ * watchdog aborts) and the container runtime's own errors. From them comes
+ * a verdict that needs no signature: a log whose engine or worker dies with
+ * a traceback, or that never reaches startup complete and ends in an error,
+ * is fatal; a traceback the process survives (logged as a warning, followed
+ * by startup complete, a request error answered while serving) is not. */
+
+enum triage_proc {
+	PROC_NONE,    /* no process prefix (V0's engine, a single-process log) */
+	PROC_API,     /* V1's API server */
+	PROC_ENGINE,  /* V1's engine core, V0's multiprocessing engine */
+	PROC_WORKER,  /* a GPU worker: V0/V1 multiprocessing, Ray's worker wrapper */
+	PROC_RAY,     /* another Ray actor or the raylet */
+	PROC_OTHER,   /* a prefix of another name */
+};
+
+enum triage_event_kind {
+	EV_STARTUP,       /* startup complete */
+	EV_ENGINE_DEAD,   /* the engine is dead (EngineDeadError, output handler failed) */
+	EV_FATAL_SIGNAL,  /* "Got fatal signal from worker processes" */
+	EV_ENGINE_FAILED, /* the engine failed to start / a worker failed */
+	EV_PROC_DIED,     /* a process died (unexpectedly, with an exit code) */
+	EV_EXIT,          /* a container or process exited (code in `code`) */
+	EV_RESTART,       /* a container restarted / is crash-looping */
+	EV_NATIVE,        /* segmentation fault, abort, core dump, Fatal Python error */
+	EV_WATCHDOG,      /* a collective-communication watchdog abort */
+	EV_KILLED,        /* killed (the OOM killer, SIGKILL) */
+	EV_RUNTIME,       /* the container runtime's error (docker, nvidia-container-cli) */
+	EV_SHUTDOWN,      /* the server shuts down (fatal only after an error) */
+	EV_BOOT,          /* a (new) boot starts: the run before it ended */
+	EV_KINDS
+};
+
+#define TRIAGE_PROC_CAP 48
+
+struct triage_event {
+	enum triage_event_kind kind;
+	uint64_t line_no;
+	enum triage_proc proc;
+	char proc_name[TRIAGE_PROC_CAP];
+	int code;                     /* EV_EXIT: the exit code (-1 unknown) */
+	enum triage_phase phase;      /* where the log was when it happened */
+	char *text;                   /* the normalised line, capped */
+};
+
+/* One Python traceback. */
+struct triage_tb {
+	uint64_t line_no;             /* its `Traceback (most recent call last):` */
+	uint64_t root_line;           /* its exception line; 0 when it has none */
+	char *type;                   /* the exception's class ("torch.OutOfMemoryError") */
+	char *message;                /* what follows `type: ` ("" when nothing) */
+	char *frame;                  /* innermost vLLM frame "vllm/x.py:12 in f" (NULL: none) */
+	enum triage_proc proc;
+	char proc_name[TRIAGE_PROC_CAP];
+	long chained_from;            /* the traceback this one was raised from (-1) */
+	bool quiet;                   /* logged at INFO/WARNING/DEBUG level */
+	enum triage_phase phase;      /* from its frames, else the log's markers */
+	enum triage_phase at;         /* what the log's progress lines said at its header */
+	bool request;                 /* its frames handle a request (the API server's serving_*) */
+	bool fatal;                   /* set by the verdict */
+};
+
+struct triage_life {
+	bool fatal;                   /* structurally: a death, or no start and an error at the end */
+	enum triage_phase phase;      /* of the fatal event (PHASE_UNKNOWN when not fatal) */
+	const struct triage_tb *root; /* the root exception's traceback, or NULL */
+	/* the root exception when no traceback carries it (an exception line,
+	 * an event): type/message/line_no; type NULL when none */
+	const char *root_type, *root_message, *root_frame;
+	uint64_t root_line;
+	const struct triage_event *death; /* the event that decided, or NULL */
+	uint64_t error_line;          /* the log's last line when it ends in an error, else 0 */
+	uint64_t startup_line;        /* first startup complete, 0 when none */
+	unsigned procs;               /* bit (1 << enum triage_proc) per kind seen */
+	const struct triage_tb *tbs;
+	size_t n_tbs;
+	const struct triage_event *events;
+	size_t n_events;
 };
 
 struct triage;
@@ -132,6 +230,33 @@ void triage_get_notes(const struct triage *t, struct triage_notes *n);
  * were not kept past TRIAGE_KEEP_MAX. */
 const struct triage_match *triage_matches(const struct triage *t, size_t *n);
 uint64_t triage_dropped(const struct triage *t);
+
+/* The lifecycle and its verdict; complete after triage_finish() (before
+ * it, what was read so far). */
+const struct triage_life *triage_life(const struct triage *t);
+/* Whether the log is fatal: a fatal cause, or a structural death. */
+bool triage_fatal(const struct triage *t);
+
+/* The verdict as an operator reads it: fatal or not, in which phase, the
+ * root exception (from the lifecycle; when only a signature says the log
+ * is fatal, from the cause's line) and the cause (NULL: no known cause). */
+struct triage_verdict {
+	bool fatal;
+	bool structural;              /* the lifecycle alone says fatal */
+	enum triage_phase phase;      /* PHASE_UNKNOWN when not fatal */
+	const char *type;             /* the root exception's class (NULL: none named) */
+	const char *message;          /* its message (NULL: none, e.g. a traceback cut short) */
+	const char *frame;            /* the innermost vLLM frame (NULL: none) */
+	uint64_t line;                /* the root exception's line (its traceback's when cut
+				       * short, a death's; 0: no root) */
+	const char *process;          /* its process kind (NULL: unknown) */
+	const struct triage_match *cause;
+};
+/* Valid until the next call on t or triage_free. */
+void triage_verdict(const struct triage *t, struct triage_verdict *v);
+const char *triage_phase_name(enum triage_phase p);
+const char *triage_proc_kind(enum triage_proc p);
+const char *triage_event_name(enum triage_event_kind k);
 
 /* Signatures that have no anchor and are found by a full regex scan
  * (slower); for tests and diagnostics. */

@@ -282,15 +282,15 @@ void build_prefilter(struct triage *t)
 	size_t cap = 0;
 	const char **abytes = NULL;
 	size_t *alens = NULL, *asig = NULL, na = 0;
-	for (size_t i = 0; i <= set->n; i++) {
+	for (size_t i = 0; i <= set->n + LC_MARKERS; i++) {
 		const struct signature *s = i < set->n ? &set->sigs[i] : NULL;
 		char *got[16];
 		size_t lens[16];
 		long n;
-		if (!s) { /* the traceback header */
+		if (!s) { /* the traceback header, the lifecycle markers */
 			n = 1;
-			got[0] = (char *)TB_TEXT;
-			lens[0] = strlen(TB_TEXT);
+			got[0] = (char *)(i == set->n ? TB_TEXT : lc_marker_text(i - set->n - 1));
+			lens[0] = strlen(got[0]);
 		} else if (s->literal) {
 			n = s->literal_len >= WM_MIN ? 1 : -1;
 			got[0] = s->literal;

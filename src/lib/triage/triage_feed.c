@@ -286,6 +286,7 @@ void triage_finish(struct triage *t)
 	} else if (t->skipping) {
 		t->partial_last = true;
 	}
+	lc_finish(t);
 }
 
 uint64_t triage_lines(const struct triage *t)

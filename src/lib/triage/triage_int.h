@@ -50,6 +50,42 @@ struct root {
 	char *text;
 };
 
+#define LC_TAIL ((size_t)256 << 10) /* bytes of the log's end kept (tail, phase look-back) */
+#define LC_TBS 256        /* tracebacks kept (then the last slot is reused) */
+#define LC_EVENTS 512     /* lifecycle events kept */
+#define LC_PHASE_SCANS 256 /* events whose phase is looked up by a backward scan */
+#define LC_BACK ((size_t)256 << 10) /* bytes a phase look-up goes back at most */
+
+/* The lifecycle reader's state (lifecycle.c). */
+struct lifecycle {
+	struct triage_tb tbs[LC_TBS];
+	size_t n_tbs;
+	struct triage_tb cur;     /* the traceback being walked */
+	bool cur_open;
+	int cur_strong, cur_weak; /* phases its frames named (enum triage_phase) */
+	bool chain_open;          /* a chained-exception banner followed the last root */
+	uint64_t chain_line;
+	struct triage_event *events;
+	size_t n_events, alloc_events;
+	uint64_t last_death;      /* line of the last fatal event (0 none) */
+	uint64_t first_startup, last_startup;
+	unsigned procs;
+	const char *last_ls;      /* the last marker line (one event per line and kind) */
+	int last_kind;
+	char *tail;               /* the last LC_TAIL bytes read, from a line start */
+	size_t tail_len;
+	uint64_t tail_first;      /* line number of its first line */
+	unsigned phase_scans;
+	bool finished;
+	uint64_t error_line;      /* the last significant line when it is an error */
+	size_t error_off;         /* its offset in tail */
+	bool error_shutdown;      /* the server shut down after it */
+	char *error_type, *error_message;
+	bool error_native;        /* the last line is a native death or a kill */
+	struct triage_life life;
+	char *root_type, *root_message; /* owned: the root taken from a line */
+};
+
 struct triage {
 	const struct sigset *set;
 	unsigned flags;
@@ -98,6 +134,8 @@ struct triage {
 	/* traceback walk */
 	bool tb_active;
 	unsigned tb_seen;
+	const char *slice_s;      /* the slice being scanned (NULL outside one) */
+	const char *tb_ls;        /* the header line of the walk (a long one has two windows) */
 
 	/* results */
 	uint64_t *count;
@@ -114,6 +152,7 @@ struct triage {
 	size_t *hits;
 	size_t alloc_hits;
 	struct triage_notes notes;
+	struct lifecycle lc;
 };
 
 /* triage_anchor.c */
@@ -144,6 +183,56 @@ struct norm classify(struct triage *t, const char *ls, const char *le);
 bool long_line(struct triage *t, const char *ls, const char *le);
 bool joins(struct triage *t, const char *pls, const char *ple, const char *ls, const char *le);
 void scan_slice(struct triage *t, const char *s, size_t n);
+
+/* lifecycle.c */
+#define LC_MARKERS lc_marker_count()
+size_t lc_marker_count(void);
+/* The text of lifecycle marker k (an anchor of at least WM_FAST bytes). */
+const char *lc_marker_text(size_t k);
+/* A marker's window hit on the line [ls, le) of the slice [s, e). */
+void lc_marker(struct triage *t, const char *s, const char *e, const char *ls, const char *le, size_t k);
+/* A traceback header on the line [ls, le) of the slice [s, e). */
+void lc_tb_begin(struct triage *t, const char *s, const char *e, const char *ls, const char *le);
+/* A line the walk passes (normalised in t->scratch, classified as k). */
+void lc_tb_line(struct triage *t, const struct norm *k, size_t len);
+/* The walk reached the root (normalised text); p is the next line's start
+ * in the slice [s, e) (chained banners are looked for there). */
+void lc_tb_root(struct triage *t, uint64_t line, const char *text, size_t len, const char *p,
+		const char *e);
+/* The walk ended without a root. */
+void lc_tb_abort(struct triage *t);
+/* The end of a slice: keep its tail. */
+void lc_slice_end(struct triage *t, const char *s, size_t n);
+void lc_finish(struct triage *t);
+/* A frame line `File "p", line N, in f` (m[0, n), after the level header):
+ * *frame becomes its vLLM frame when its path is under vllm/, *strong /
+ * *weak the phase its function names. False when m is not a frame. */
+bool lc_frame(const char *m, size_t n, char **frame, int *strong, int *weak, bool *request);
+void lc_split_exception(const char *text, size_t len, char **type, char **message);
+void lc_tb_clear(struct triage_tb *tb);
+/* Keep tb (taking its fields) in line order. */
+void lc_add_tb(struct triage *t, struct triage_tb *tb);
+enum triage_proc lc_line_proc(struct triage *t, const char *ls, const char *le, char *name);
+/* The phase of the log at p (a line start in the slice starting at s):
+ * the last progress line before it (for the first LC_PHASE_SCANS calls). */
+enum triage_phase lc_phase_at(struct triage *t, const char *s, const char *p);
+/* The phase an exception's message names, or PHASE_UNKNOWN. */
+enum triage_phase lc_message_phase(const char *msg);
+/* A traceback's phase: its frames' (strong), its message's, the log's
+ * progress lines', then a frame's that other phases call too (weak). */
+enum triage_phase lc_tb_phase(int strong, enum triage_phase message, enum triage_phase marker, int weak);
+/* tail.c: read the kept tail at the end of the input. */
+/* The offset of an exception token in m[0, n) (`pkg.NameError: `), or -1. */
+long lc_find_exception(const char *m, size_t n);
+void lc_read_tail(struct triage *t);
+/* An event found outside the prefilter (the tail, verdict.c). */
+void lc_add_event(struct triage *t, enum triage_event_kind kind, uint64_t line, const char *ls,
+		  const char *le, enum triage_phase phase);
+/* The phase the last progress line in [lo, p) names. */
+enum triage_phase lc_phase_back(const char *lo, const char *p);
+void lc_free(struct triage *t);
+/* The line number of p in the current slice. */
+uint64_t line_at(const struct triage *t, const char *p);
 
 /* triage_feed.c */
 void scan_notes(struct triage *t, const char *s, size_t n);

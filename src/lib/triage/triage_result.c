@@ -96,6 +96,8 @@ static void record(struct triage *t, struct triage_match *m)
 		}
 	}
 	if (!t->has_first[i]) {
+		if (m->sig->severity == SEV_FATAL && t->slice_s && t->rec_start >= t->slice_s)
+			m->phase = lc_phase_at(t, t->slice_s, t->rec_start);
 		t->first[i] = *m;
 		memset(m, 0, sizeof(*m));
 		t->has_first[i] = true;
@@ -173,11 +175,19 @@ const struct triage_match *triage_first(const struct triage *t, size_t i)
 }
 
 static const struct triage *rank_t; /* qsort has no context argument */
+static uint64_t rank_root;          /* the root exception's line (0: none) */
+
+static bool on_root(const struct triage_match *m)
+{
+	return rank_root && m->line_no <= rank_root && rank_root < m->line_no + m->lines;
+}
 
 static int rank_cmp(const void *a, const void *b)
 {
 	const struct triage_match *x = *(const struct triage_match *const *)a;
 	const struct triage_match *y = *(const struct triage_match *const *)b;
+	if (on_root(x) != on_root(y))
+		return on_root(x) ? -1 : 1;
 	int vx = version_score(rank_t, x->sig), vy = version_score(rank_t, y->sig);
 	if (vx != vy)
 		return vy - vx;
@@ -213,6 +223,8 @@ size_t triage_causes(const struct triage *t, const struct triage_match **out, si
 		if (!specific || !c[i]->sig->generic)
 			c[w++] = c[i];
 	rank_t = t;
+	const struct triage_life *L = t->lc.finished ? triage_life(t) : NULL;
+	rank_root = L && L->fatal && L->root ? L->root->root_line : 0;
 	qsort(c, w, sizeof(*c), rank_cmp);
 	for (size_t i = 0; i < w && i < max; i++)
 		out[i] = c[i];

@@ -1,0 +1,602 @@
+/*
+ * lifecycle.c — the lifecycle reader: what happened to the processes of a
+ * log, read beside the signatures in the same pass (see triage.h; the
+ * verdict drawn from it is in verdict.c).
+ *
+ * Markers: the lines that say where a process is (startup complete, engine
+ * dead, fatal signal, exit codes, restarts, native deaths, NCCL watchdog
+ * aborts, the container runtime's errors) are anchors of the prefilter like
+ * the signatures' (each at least WM_FAST bytes, none in the background of
+ * ordinary vLLM lines), so the pass costs nothing on lines that hold none.
+ * Short words a shell prints when a process dies ("Killed", "Aborted") are
+ * looked for only in the log's tail (verdict.c).
+ *
+ * Tracebacks: the walk in triage.c hands every line it passes here; a
+ * `File "...", line N, in f` line is a frame (the innermost one under a
+ * vllm/ directory is the one reported; its function may name the phase),
+ * the last exception line is the root, and a chained-exception banner right
+ * after a root links the next traceback to it.
+ *
+ * Phase: the functions of a traceback's frames name it (load_model: load;
+ * profile_run: profile; capture_model: graph capture ...); else the last
+ * progress line before the event does (a backward scan of at most LC_BACK
+ * bytes, for the first LC_PHASE_SCANS events only: events are rare, and a
+ * pathological log cannot make the pass quadratic).
+ *
+ * Processes: the prefix of an event's line names its process (normalise.c
+ * peels it): APIServer, EngineCore*, workers (VllmWorker*, Worker*,
+ * RayWorkerWrapper), other Ray actors and the raylet.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "normalise.h"
+#include "triage_int.h"
+#include "../util/cleanup.h"
+
+#define LC_TEXT_CAP 512 /* bytes of an event's line kept */
+
+struct marker {
+	const char *text;
+	enum triage_event_kind kind;
+};
+
+/* Every text is at least WM_FAST bytes (an anchor of the Wu-Manber walk). */
+static const struct marker markers[] = {
+	{ "Application startup complete", EV_STARTUP },
+	{ "EngineDeadError", EV_ENGINE_DEAD },
+	{ "Background loop has errored", EV_ENGINE_DEAD },
+	{ "output_handler failed", EV_ENGINE_DEAD },
+	{ "EngineCore encountered a fatal error", EV_ENGINE_DEAD },
+	{ "Engine loop has died", EV_ENGINE_DEAD },
+	{ "ot fatal signal from worker processes", EV_FATAL_SIGNAL },
+	{ "Engine process failed to start", EV_ENGINE_FAILED },
+	{ "Engine core initialization failed", EV_ENGINE_FAILED },
+	{ "EngineCore failed to start", EV_ENGINE_FAILED },
+	{ "Worker failed with error", EV_ENGINE_FAILED },
+	{ "Exception in worker", EV_ENGINE_FAILED },
+	{ "died unexpectedly", EV_PROC_DIED },
+	{ "Process SpawnProcess", EV_PROC_DIED },
+	{ "Process EngineCore", EV_PROC_DIED },
+	{ "died, exit code", EV_PROC_DIED },
+	{ "ActorDiedError", EV_PROC_DIED },
+	{ "The actor died", EV_PROC_DIED },
+	{ "exited with code", EV_EXIT },
+	{ "Back-off restarting failed container", EV_RESTART },
+	{ "CrashLoopBackOff", EV_RESTART },
+	{ "Segmentation fault", EV_NATIVE },
+	{ "core dumped", EV_NATIVE },
+	{ "Fatal Python error", EV_NATIVE },
+	{ "terminate called after throwing", EV_NATIVE },
+	{ "Watchdog caught collective operation timeout", EV_WATCHDOG },
+	{ "Some NCCL operations have failed or timed out", EV_WATCHDOG },
+	{ "Killed process", EV_KILLED },
+	{ "Memory cgroup out of memory", EV_KILLED },
+	{ "Error response from daemon", EV_RUNTIME },
+	{ "nvidia-container-cli", EV_RUNTIME },
+	{ "OCI runtime create failed", EV_RUNTIME },
+	{ "could not select device driver", EV_RUNTIME },
+	{ "exec format error", EV_RUNTIME },
+	{ "failed to create task for container", EV_RUNTIME },
+	{ "unknown or invalid runtime name", EV_RUNTIME },
+	{ "no matching manifest for", EV_RUNTIME },
+	{ "vLLM API server version", EV_BOOT },
+	{ "Initializing an LLM engine", EV_BOOT },
+	{ "Initializing a V1 LLM engine", EV_BOOT },
+	{ "Shutting down", EV_SHUTDOWN },
+	{ "Finished server process", EV_SHUTDOWN },
+};
+
+size_t lc_marker_count(void)
+{
+	return ARRAY_SIZE(markers);
+}
+
+const char *lc_marker_text(size_t k)
+{
+	return k < ARRAY_SIZE(markers) ? markers[k].text : "";
+}
+
+/* --- processes and phases ------------------------------------------------ */
+
+static bool starts(const char *s, const char *p)
+{
+	return strncmp(s, p, strlen(p)) == 0;
+}
+
+static enum triage_proc proc_kind(const char *name, bool any)
+{
+	if (!any)
+		return PROC_NONE;
+	if (starts(name, "APIServer") || starts(name, "ApiServer") || starts(name, "api_server"))
+		return PROC_API;
+	if (starts(name, "EngineCore") || starts(name, "MQLLMEngine") || starts(name, "LLMEngine"))
+		return PROC_ENGINE;
+	if (starts(name, "VllmWorker") || starts(name, "Worker") || starts(name, "RayWorker") ||
+	    strstr(name, "WorkerProc") || starts(name, "GPUWorker"))
+		return PROC_WORKER;
+	if (starts(name, "raylet") || strcmp(name, "pid") == 0 || strstr(name, "Ray") ||
+	    strstr(name, "Actor") || starts(name, "ServeReplica") || starts(name, "ServeController"))
+		return PROC_RAY;
+	return PROC_OTHER;
+}
+
+/* The process of the raw line [ls, le). */
+enum triage_proc lc_line_proc(struct triage *t, const char *ls, const char *le, char *name)
+{
+	bool any = norm_process(ls, (size_t)(le - ls), name, TRIAGE_PROC_CAP);
+	enum triage_proc k = proc_kind(name, any);
+	t->lc.procs |= 1u << k;
+	return k;
+}
+
+struct phase_word {
+	const char *text;
+	enum triage_phase phase;
+};
+
+/* Progress lines, latest phase first where one line could name two. */
+static const struct phase_word phase_lines[] = {
+	{ "Application startup complete", PHASE_SERVING },
+	{ "Avg prompt throughput", PHASE_SERVING },
+	{ "EngineCore encountered a fatal error", PHASE_SERVING },
+	{ "Dumping scheduler output", PHASE_SERVING },
+	{ "Processed prompts", PHASE_SERVING },
+	{ "Uvicorn running on", PHASE_SERVING },
+	{ "\"POST /v1/", PHASE_SERVING },
+	{ "\"GET /v1/", PHASE_SERVING },
+	{ "Started server process", PHASE_SERVING },
+	{ "Starting vLLM API server", PHASE_SERVING },
+	{ "Route: /", PHASE_SERVING },
+	{ "init engine (profile", PHASE_SERVING },
+	{ "Graph capturing finished", PHASE_WARMUP },
+	{ "Capturing CUDA graph", PHASE_GRAPH },
+	{ "Capturing cudagraphs", PHASE_GRAPH },
+	{ "Capturing the model for CUDA graphs", PHASE_GRAPH },
+	{ "CUDA graph capturing", PHASE_GRAPH },
+	{ "arming up", PHASE_WARMUP },
+	{ "warmup", PHASE_WARMUP },
+	{ "Memory profiling takes", PHASE_PROFILE },
+	{ "Dynamo bytecode transform", PHASE_PROFILE },
+	{ "torch.compile takes", PHASE_PROFILE },
+	{ "Compiling a graph", PHASE_PROFILE },
+	{ "compiled graph", PHASE_PROFILE },
+	{ "Available KV cache memory", PHASE_PROFILE },
+	{ "GPU KV cache size", PHASE_PROFILE },
+	{ "# GPU blocks", PHASE_PROFILE },
+	{ "Maximum concurrency", PHASE_PROFILE },
+	{ "Starting to load model", PHASE_LOAD },
+	{ "Loading model weights", PHASE_LOAD },
+	{ "checkpoint shards", PHASE_LOAD },
+	{ "Loading weights", PHASE_LOAD },
+	{ "Loading model", PHASE_LOAD },
+	{ "Using model weights format", PHASE_LOAD },
+	{ "Initializing an LLM engine", PHASE_LOAD },
+	{ "Initializing a V1 LLM engine", PHASE_LOAD },
+	{ "vLLM API server version", PHASE_LOAD },
+	{ "non-default args", PHASE_LOAD },
+	{ "world size", PHASE_LOAD },
+	{ "world_size", PHASE_LOAD },
+};
+
+/* The phase a progress line names, or PHASE_UNKNOWN. */
+static enum triage_phase line_phase(const char *ls, size_t n)
+{
+	if (n > 4096)
+		n = 4096;
+	for (size_t i = 0; i < ARRAY_SIZE(phase_lines); i++)
+		if (memmem(ls, n, phase_lines[i].text, strlen(phase_lines[i].text)))
+			return phase_lines[i].phase;
+	return PHASE_UNKNOWN;
+}
+
+/* The phase the last progress line in [lo, p) names (p a line start or
+ * the end; scanning back at most *budget bytes, which it uses up). */
+static enum triage_phase phase_back(const char *lo, const char *p, size_t *budget)
+{
+	while (p > lo && *budget) {
+		const char *le = p;
+		if (le[-1] == '\n')
+			le--;
+		const char *nl = le > lo ? memrchr(lo, '\n', (size_t)(le - lo)) : NULL;
+		const char *ls = nl ? nl + 1 : lo;
+		size_t n = (size_t)(le - ls);
+		*budget = *budget > n + 1 ? *budget - n - 1 : 0;
+		enum triage_phase ph = line_phase(ls, n);
+		if (ph != PHASE_UNKNOWN)
+			return ph;
+		p = ls;
+	}
+	return PHASE_UNKNOWN;
+}
+
+/* The phase of the log at p (a line start in the slice starting at s). */
+enum triage_phase lc_phase_at(struct triage *t, const char *s, const char *p)
+{
+	if (t->lc.phase_scans >= LC_PHASE_SCANS)
+		return PHASE_UNKNOWN;
+	t->lc.phase_scans++;
+	size_t budget = LC_BACK;
+	enum triage_phase ph = phase_back(s, p, &budget);
+	if (ph == PHASE_UNKNOWN && budget && t->lc.tail_len)
+		ph = phase_back(t->lc.tail, t->lc.tail + t->lc.tail_len, &budget);
+	return ph;
+}
+
+/* What an exception's message says it was doing. */
+static const struct phase_word message_words[] = {
+	{ "arming up", PHASE_WARMUP },
+	{ "warmup", PHASE_WARMUP },
+	{ "CUDA graph", PHASE_GRAPH },
+	{ "cudagraph", PHASE_GRAPH },
+	{ "apturing", PHASE_GRAPH },
+	{ "on startup is less than", PHASE_LOAD },
+	{ "cannot open shared object file", PHASE_PRESTART },
+	{ "undefined symbol", PHASE_PRESTART },
+	{ "unexpected keyword argument", PHASE_PRESTART },
+	{ "No module named", PHASE_PRESTART },
+	{ "nvidia-container-cli", PHASE_PRESTART },
+	{ "Error response from daemon", PHASE_PRESTART },
+	{ "KV cache", PHASE_PROFILE },
+	{ "cache blocks", PHASE_PROFILE },
+	{ "max seq len", PHASE_PROFILE },
+	{ "profil", PHASE_PROFILE },
+	{ "model weights", PHASE_LOAD },
+	{ "checkpoint", PHASE_LOAD },
+	{ "safetensors", PHASE_LOAD },
+	{ "unrecognized arguments", PHASE_PRESTART },
+};
+
+enum triage_phase lc_message_phase(const char *msg)
+{
+	for (size_t i = 0; msg && i < ARRAY_SIZE(message_words); i++)
+		if (strstr(msg, message_words[i].text))
+			return message_words[i].phase;
+	return PHASE_UNKNOWN;
+}
+
+struct func_phase {
+	const char *func;
+	enum triage_phase phase;
+	bool weak; /* also called from another phase: only when nothing else names one */
+};
+
+static const struct func_phase funcs[] = {
+	{ "load_model", PHASE_LOAD, false },
+	{ "load_weights", PHASE_LOAD, false },
+	{ "_load_weights", PHASE_LOAD, false },
+	{ "get_model", PHASE_LOAD, false },
+	{ "initialize_model", PHASE_LOAD, false },
+	{ "_initialize_model", PHASE_LOAD, false },
+	{ "weight_loader", PHASE_LOAD, false },
+	{ "process_weights_after_loading", PHASE_LOAD, false },
+	{ "safetensors_weights_iterator", PHASE_LOAD, false },
+	{ "download_weights_from_hf", PHASE_LOAD, false },
+	{ "profile_run", PHASE_PROFILE, false },
+	{ "determine_available_memory", PHASE_PROFILE, false },
+	{ "determine_num_available_blocks", PHASE_PROFILE, false },
+	{ "get_kv_cache_config", PHASE_PROFILE, false },
+	{ "get_kv_cache_configs", PHASE_PROFILE, false },
+	{ "check_enough_kv_cache_memory", PHASE_PROFILE, false },
+	{ "_check_enough_kv_cache_memory", PHASE_PROFILE, false },
+	{ "raise_if_cache_size_invalid", PHASE_PROFILE, false },
+	{ "_initialize_kv_caches", PHASE_PROFILE, true },
+	{ "initialize_cache", PHASE_PROFILE, true },
+	{ "capture_model", PHASE_GRAPH, false },
+	{ "_capture_cudagraphs", PHASE_GRAPH, false },
+	{ "capture", PHASE_GRAPH, false },
+	{ "compile_or_warm_up_model", PHASE_WARMUP, false },
+	{ "_dummy_sampler_run", PHASE_WARMUP, false },
+	{ "_dummy_pooler_run", PHASE_WARMUP, false },
+	{ "warming_up_model", PHASE_WARMUP, false },
+	{ "_warmup", PHASE_WARMUP, false },
+	{ "warmup_model", PHASE_WARMUP, false },
+	{ "execute_model", PHASE_SERVING, true },
+	{ "step", PHASE_SERVING, true },
+	{ "run_busy_loop", PHASE_SERVING, true },
+	{ "_process_engine_step", PHASE_SERVING, true },
+	{ "parse_args", PHASE_PRESTART, false },
+	{ "generate", PHASE_SERVING, true },
+	{ "add_request", PHASE_SERVING, true },
+	{ "_run_engine", PHASE_SERVING, true },
+	{ "engine_step", PHASE_SERVING, true },
+	{ "get_output", PHASE_SERVING, true },
+	{ "create_chat_completion", PHASE_SERVING, true },
+	{ "create_completion", PHASE_SERVING, true },
+};
+
+/* --- events ---------------------------------------------------------------- */
+
+uint64_t line_at(const struct triage *t, const char *p)
+{
+	if (p >= t->count_from)
+		return t->nl + count_nl(t->count_from, (size_t)(p - t->count_from)) + 1;
+	return t->nl - count_nl(p, (size_t)(t->count_from - p)) + 1;
+}
+
+static bool fatal_kind(enum triage_event_kind k, int code)
+{
+	switch (k) {
+	case EV_STARTUP:
+	case EV_SHUTDOWN:
+	case EV_BOOT:
+		return false;
+	case EV_EXIT:
+		return code != 0;
+	default:
+		return true;
+	}
+}
+
+/* Record an event (the text is normalised from the raw line). */
+static void add_event(struct triage *t, enum triage_event_kind kind, uint64_t line, const char *ls,
+		      const char *le, enum triage_phase phase)
+{
+	struct lifecycle *lc = &t->lc;
+	struct triage_event ev = { .kind = kind, .line_no = line, .code = -1, .phase = phase };
+	ev.proc = lc_line_proc(t, ls, le, ev.proc_name);
+	size_t n = (size_t)(le - ls) < LC_TEXT_CAP ? (size_t)(le - ls) : LC_TEXT_CAP;
+	char buf[LC_TEXT_CAP + 1];
+	struct norm k;
+	size_t w = norm_line(ls, n, buf, &k);
+	buf[w] = '\0';
+	if (kind == EV_EXIT) {
+		const char *c = strstr(buf, "exited with code");
+		if (c)
+			ev.code = (int)strtol(c + strlen("exited with code"), NULL, 10);
+	}
+	if (kind == EV_STARTUP) {
+		if (!lc->first_startup)
+			lc->first_startup = line;
+		lc->last_startup = line;
+	} else if (fatal_kind(kind, ev.code) && line > lc->last_death) {
+		lc->last_death = line;
+	}
+	if (lc->n_events == LC_EVENTS)
+		return;
+	if (lc->n_events == lc->alloc_events) {
+		lc->alloc_events = lc->alloc_events ? 2 * lc->alloc_events : 16;
+		lc->events = xrealloc(lc->events, lc->alloc_events * sizeof(*lc->events));
+	}
+	ev.text = tr_capped_copy(buf + k.body, w - k.body, LC_TEXT_CAP, NULL);
+	lc->events[lc->n_events++] = ev;
+}
+
+void lc_marker(struct triage *t, const char *s, const char *e, const char *ls, const char *le, size_t k)
+{
+	(void)e;
+	const struct marker *m = &markers[k];
+	if (!memmem(ls, (size_t)(le - ls), m->text, strlen(m->text)))
+		return; /* a window of it, not the whole text */
+	if (ls == t->lc.last_ls && t->lc.last_kind == (int)m->kind)
+		return;
+	t->lc.last_ls = ls;
+	t->lc.last_kind = (int)m->kind;
+	enum triage_phase ph = m->kind == EV_STARTUP || m->kind == EV_SHUTDOWN || m->kind == EV_BOOT ? PHASE_UNKNOWN
+									: lc_phase_at(t, s, ls);
+	add_event(t, m->kind, line_at(t, ls), ls, le, ph);
+}
+
+/* --- tracebacks -------------------------------------------------------- */
+
+void lc_tb_clear(struct triage_tb *tb)
+{
+	free(tb->type);
+	free(tb->message);
+	free(tb->frame);
+	memset(tb, 0, sizeof(*tb));
+}
+
+/* Keep the walked traceback (the last slot is reused when full). */
+static void tb_keep(struct triage *t)
+{
+	struct lifecycle *lc = &t->lc;
+	if (!lc->cur_open)
+		return;
+	lc->cur_open = false;
+	lc->cur.phase = lc_tb_phase(lc->cur_strong, lc_message_phase(lc->cur.message), lc->cur.phase,
+				    lc->cur_weak);
+	lc_add_tb(t, &lc->cur);
+}
+
+void lc_add_tb(struct triage *t, struct triage_tb *tb)
+{
+	struct lifecycle *lc = &t->lc;
+	if (lc->n_tbs == LC_TBS)
+		lc_tb_clear(&lc->tbs[--lc->n_tbs]);
+	size_t pos = lc->n_tbs;
+	while (pos > 0 && lc->tbs[pos - 1].line_no > tb->line_no)
+		pos--;
+	memmove(lc->tbs + pos + 1, lc->tbs + pos, (lc->n_tbs - pos) * sizeof(*lc->tbs));
+	lc->n_tbs++;
+	for (size_t i = 0; i < lc->n_tbs; i++)
+		if (i != pos && lc->tbs[i].chained_from >= (long)pos)
+			lc->tbs[i].chained_from++;
+	lc->tbs[pos] = *tb;
+	memset(tb, 0, sizeof(*tb));
+}
+
+void lc_tb_begin(struct triage *t, const char *s, const char *e, const char *ls, const char *le)
+{
+	(void)e;
+	struct lifecycle *lc = &t->lc;
+	tb_keep(t);
+	struct triage_tb *tb = &lc->cur;
+	memset(tb, 0, sizeof(*tb));
+	lc->cur_open = true;
+	lc->cur_strong = lc->cur_weak = 0;
+	tb->line_no = line_at(t, ls);
+	tb->chained_from = -1;
+	if (lc->chain_open && lc->n_tbs && tb->line_no <= lc->chain_line + 12)
+		tb->chained_from = (long)lc->n_tbs - 1;
+	lc->chain_open = false;
+	tb->proc = lc_line_proc(t, ls, le, tb->proc_name);
+	tb->quiet = classify(t, ls, le).quiet_level;
+	tb->phase = tb->at = lc_phase_at(t, s, ls);
+}
+
+/* The vLLM part of a frame's path: from its last `vllm/` directory. */
+static const char *vllm_path(const char *path, size_t n)
+{
+	const char *best = NULL;
+	for (const char *p = path; (p = memmem(p, (size_t)(path + n - p), "vllm/", 5)); p += 5)
+		if (p == path || p[-1] == '/')
+			best = p;
+	return best;
+}
+
+bool lc_frame(const char *m, size_t n, char **frame, int *strong, int *weak, bool *request)
+{
+	const char *p = m, *e = m + n;
+	while (p < e && (*p == ' ' || *p == '\t'))
+		p++;
+	if (e - p < 8 || memcmp(p, "File \"", 6) != 0)
+		return false;
+	const char *path = p + 6, *q = memchr(path, '"', (size_t)(e - path));
+	if (!q)
+		return false;
+	const char *ln = memmem(q, (size_t)(e - q), ", line ", 7);
+	const char *in = ln ? memmem(ln, (size_t)(e - ln), " in ", 4) : NULL; /* `, in f` or faulthandler's ` in f` */
+	if (!in)
+		return false;
+	const char *func = in + 4;
+	size_t flen = (size_t)(e - func);
+	while (flen && (func[flen - 1] == ' ' || func[flen - 1] == '\r'))
+		flen--;
+	for (size_t i = 0; i < ARRAY_SIZE(funcs); i++) {
+		if (strlen(funcs[i].func) != flen || memcmp(funcs[i].func, func, flen) != 0)
+			continue;
+		if (funcs[i].weak)
+			*weak = (int)funcs[i].phase;
+		else
+			*strong = (int)funcs[i].phase;
+	}
+	const char *v = vllm_path(path, (size_t)(q - path));
+	if (v && request && (memmem(v, (size_t)(q - v), "/serving", 8) || memmem(v, (size_t)(q - v), "serving.py", 10)))
+		*request = true;
+	if (v) {
+		free(*frame);
+		*frame = xasprintf("%.*s:%d in %.*s", (int)(q - v), v, (int)strtol(ln + 7, NULL, 10),
+				   (int)flen, func);
+	}
+	return true;
+}
+
+void lc_tb_line(struct triage *t, const struct norm *k, size_t len)
+{
+	struct lifecycle *lc = &t->lc;
+	if (!lc->cur_open || k->kind != NK_INDENT)
+		return;
+	lc_frame(t->scratch + k->body, len - k->body, &lc->cur.frame, &lc->cur_strong, &lc->cur_weak,
+		 &lc->cur.request);
+}
+
+/* Split an exception line into its type and message. */
+void lc_split_exception(const char *text, size_t len, char **type, char **message)
+{
+	const char *c = memchr(text, ':', len);
+	size_t tl = c ? (size_t)(c - text) : len;
+	*type = tr_capped_copy(text, tl, 200, NULL);
+	const char *m = c ? c + 1 : text + len;
+	while (m < text + len && *m == ' ')
+		m++;
+	*message = tr_capped_copy(m, (size_t)(text + len - m), TRIAGE_TEXT_CAP, NULL);
+}
+
+void lc_tb_root(struct triage *t, uint64_t line, const char *text, size_t len, const char *p,
+		const char *e)
+{
+	struct lifecycle *lc = &t->lc;
+	if (!lc->cur_open)
+		return;
+	lc->cur.root_line = line;
+	lc_split_exception(text, len, &lc->cur.type, &lc->cur.message);
+	tb_keep(t);
+	/* a chained banner in the next few lines links the next traceback */
+	for (int i = 0; i < 6 && p < e; i++) {
+		const char *le = memchr(p, '\n', (size_t)(e - p));
+		le = le ? le : e;
+		struct norm k = classify(t, p, le);
+		if (k.chained) {
+			lc->chain_open = true;
+			lc->chain_line = line;
+			break;
+		}
+		if (k.kind != NK_BLANK && k.kind != NK_CONT)
+			break;
+		p = le + 1;
+	}
+}
+
+void lc_tb_abort(struct triage *t)
+{
+	tb_keep(t);
+}
+
+/* --- the tail ----------------------------------------------------------------- */
+
+void lc_slice_end(struct triage *t, const char *s, size_t n)
+{
+	struct lifecycle *lc = &t->lc;
+	if (!lc->tail)
+		lc->tail = xcalloc(1, LC_TAIL + 1);
+	if (n >= LC_TAIL) {
+		memcpy(lc->tail, s + n - LC_TAIL, LC_TAIL);
+		lc->tail_len = LC_TAIL;
+	} else {
+		size_t keep = lc->tail_len + n > LC_TAIL ? LC_TAIL - n : lc->tail_len;
+		memmove(lc->tail, lc->tail + lc->tail_len - keep, keep);
+		memcpy(lc->tail + keep, s, n);
+		lc->tail_len = keep + n;
+	}
+	lc->tail[lc->tail_len] = '\0';
+	/* start at a line start: drop a cut first line */
+	if (lc->tail_len == LC_TAIL) {
+		const char *nl = memchr(lc->tail, '\n', lc->tail_len);
+		size_t cut = nl ? (size_t)(nl + 1 - lc->tail) : 0;
+		memmove(lc->tail, lc->tail + cut, lc->tail_len - cut);
+		lc->tail_len -= cut;
+		lc->tail[lc->tail_len] = '\0';
+	}
+	/* t->nl counts the newlines through the end of the slice */
+	lc->tail_first = t->nl - count_nl(lc->tail, lc->tail_len) + 1;
+}
+
+void lc_free(struct triage *t)
+{
+	struct lifecycle *lc = &t->lc;
+	for (size_t i = 0; i < lc->n_tbs; i++)
+		lc_tb_clear(&lc->tbs[i]);
+	lc_tb_clear(&lc->cur);
+	for (size_t i = 0; i < lc->n_events; i++)
+		free(lc->events[i].text);
+	free(lc->events);
+	free(lc->tail);
+	free(lc->error_type);
+	free(lc->error_message);
+	free(lc->root_type);
+	free(lc->root_message);
+}
+
+void lc_add_event(struct triage *t, enum triage_event_kind kind, uint64_t line, const char *ls,
+		  const char *le, enum triage_phase phase)
+{
+	add_event(t, kind, line, ls, le, phase);
+}
+
+enum triage_phase lc_phase_back(const char *lo, const char *p)
+{
+	size_t budget = LC_BACK;
+	return phase_back(lo, p, &budget);
+}
+
+enum triage_phase lc_tb_phase(int strong, enum triage_phase message, enum triage_phase marker, int weak)
+{
+	if (strong)
+		return (enum triage_phase)strong;
+	if (message != PHASE_UNKNOWN)
+		return message;
+	if (marker != PHASE_UNKNOWN)
+		return marker;
+	return (enum triage_phase)weak;
+}
