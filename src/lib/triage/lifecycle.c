@@ -56,8 +56,6 @@ static const struct marker markers[] = {
 	{ "Worker failed with error", EV_ENGINE_FAILED },
 	{ "Exception in worker", EV_ENGINE_FAILED },
 	{ "died unexpectedly", EV_PROC_DIED },
-	{ "Process SpawnProcess", EV_PROC_DIED },
-	{ "Process EngineCore", EV_PROC_DIED },
 	{ "died, exit code", EV_PROC_DIED },
 	{ "ActorDiedError", EV_PROC_DIED },
 	{ "The actor died", EV_PROC_DIED },
@@ -77,14 +75,11 @@ static const struct marker markers[] = {
 	{ "OCI runtime create failed", EV_RUNTIME },
 	{ "could not select device driver", EV_RUNTIME },
 	{ "exec format error", EV_RUNTIME },
-	{ "failed to create task for container", EV_RUNTIME },
 	{ "unknown or invalid runtime name", EV_RUNTIME },
-	{ "no matching manifest for", EV_RUNTIME },
 	{ "vLLM API server version", EV_BOOT },
 	{ "Initializing an LLM engine", EV_BOOT },
 	{ "Initializing a V1 LLM engine", EV_BOOT },
 	{ "Shutting down", EV_SHUTDOWN },
-	{ "Finished server process", EV_SHUTDOWN },
 };
 
 size_t lc_marker_count(void)

@@ -192,7 +192,7 @@ static void tail_exceptions(struct triage *t, const char *lo, uint64_t first)
 	int strong = 0, weak = 0;
 	long last = -1; /* index of the last tail traceback */
 	struct tline *l = xcalloc(1, sizeof(*l));
-	const char *p = lo, *e = lo + lc->tail_len;
+	const char *p = lo, *e = lc->tail + lc->tail_len;
 	for (uint64_t line = first; p < e; line++) {
 		const char *le = memchr(p, '\n', (size_t)(e - p));
 		le = le ? le : e;

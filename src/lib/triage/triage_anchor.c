@@ -10,7 +10,8 @@
  *
  * Prefilter: Wu-Manber over an m-byte window of every anchor (m = the
  * shortest anchor, at most WM_MAX; the window least like common vLLM log
- * text, see background[]) with 3-byte blocks hashed into a 16 Ki-entry shift
+ * text, see background[], above all in its last block, whose every
+ * occurrence is a hit to check) with 3-byte blocks hashed into a 16 Ki-entry shift
  * table; a zero shift checks the anchors whose window ends with that block.
  * An anchor of at least 2m (and WM_SPLIT) bytes gets two windows, one in
  * each half, so a message wrapped over two lines still has a window intact
@@ -266,6 +267,13 @@ static size_t pick_window(const char *a, size_t len, size_t m, const uint8_t *bg
 		}
 		for (size_t i = o; i < o + m; i++)
 			score += byte_weight((unsigned char)a[i]);
+		/* the last block is the one with a zero shift: each of its
+		 * occurrences in the text is a hit to check */
+		uint32_t hl = wm_hash3((const unsigned char *)a + o + m - 3);
+		if (bg_blocks[hl / 8] & (1u << (hl % 8)))
+			score += 20000;
+		for (size_t i = o + m - 3; i < o + m; i++)
+			score += 50 * byte_weight((unsigned char)a[i]);
 		if (score < best_score) {
 			best_score = score;
 			best = o;
