@@ -193,23 +193,28 @@ static const struct command commands[] = {
 	  "                   when nothing was probed: no box answered, or none that did\n"
 	  "                   serves a role\n" },
 	{ "triage", cmd_triage, "lobes triage [--follow [--timeout S]] [--all] [--vllm-version V] [--json] [FILE... | --role R]",
-	  "name the known causes in vLLM boot logs (exit 1 on a fatal one)",
-	  "Matches each log record of the logs (FILE, or stdin for '-' or no FILE)\n"
-	  "against the signatures in data/signatures and DIR/signatures/*.yaml (an\n"
-	  "operator signature with a shipped id replaces it). Lines are normalised\n"
-	  "first: ANSI colour, compose/journald/kubectl/Ray prefixes and timestamps\n"
-	  "go, and a wrapped message is joined. Prints the root cause first, then\n"
-	  "FILE:LINE: SEVERITY id, the cause, the fix and the implicated trait, then a\n"
-	  "summary per input.\n"
+	  "say whether vLLM logs are fatal and name their causes (exit 1 when fatal)",
+	  "Reads each log (FILE, or stdin for '-' or no FILE) twice in one pass: its\n"
+	  "lifecycle (processes, tracebacks and their root exception, startup\n"
+	  "complete, engine deaths, exit codes, native crashes, the container\n"
+	  "runtime's errors), which says fatal or not without any signature, and the\n"
+	  "signatures in data/signatures and DIR/signatures/*.yaml (an operator\n"
+	  "signature with a shipped id replaces it), which name the cause. Lines are\n"
+	  "normalised first: ANSI colour, compose/journald/kubectl/Ray prefixes and\n"
+	  "timestamps go, and a wrapped message is joined. Prints the verdict first\n"
+	  "(FATAL in PHASE: the cause, or \"no known cause: <root exception>\", where\n"
+	  "it was raised), then FILE:LINE: SEVERITY id, the cause, the fix and the\n"
+	  "implicated trait, then a summary per input. --json adds verdict, phase,\n"
+	  "root_exception {type, message, frame}, the ranked causes and the lifecycle.\n"
 	  "  -a, --all     every occurrence (default: each signature's first, with a count)\n"
 	  "  -f, --follow  keep reading the one input as it grows (every 200 ms) until\n"
-	  "                'Application startup complete.', a fatal signature, the end\n"
+	  "                'Application startup complete.', a fatal log, the end\n"
 	  "                of a pipe, --timeout, or an interrupt\n"
 	  "  --timeout S   with --follow, stop after S seconds (default: no limit)\n"
 	  "  --role R      the boot log of role R's container (Engine API), as it is now\n"
 	  "  --vllm-version V  prefer the wording this vLLM version prints (default:\n"
 	  "                the version in the log's banner, else none)\n"
-	  "Exit 1 when a fatal signature matched, 0 otherwise, 3 when an input cannot be\n"
+	  "Exit 1 when a log is fatal, 0 otherwise, 3 when an input cannot be\n"
 	  "read or a signature file is bad, 4 when a role's log cannot be fetched.\n" },
 	{ "verify", cmd_verify, "lobes verify [--role R] [--no-probe] [--timeout S] [--max-tasks N] [--boot-wait S] QUESTION | --list",
 	  "answer a recorded question against the running fleet and write an evidence record",
@@ -398,7 +403,7 @@ static const struct command commands[] = {
 static const char *exit_codes_help =
 	"exit codes:\n"
 	"  0  ok\n"
-	"  1  a check found problems (probe failed, doctor unhealthy, fatal signature)\n"
+	"  1  a check found problems (probe failed, doctor unhealthy, fatal log)\n"
 	"  2  usage error\n"
 	"  3  configuration or environment error (bad data file, missing file)\n"
 	"  4  runtime error (docker, network, a child process)\n"

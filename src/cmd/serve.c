@@ -100,6 +100,11 @@ static void print_report(const json_t *x)
 		printf("  from log line %lld: %s\n",
 		       (long long)json_integer_value(json_object_get(cause, "line_no")),
 		       jstr(cause, "line"));
+	} else if (json_is_object(json_object_get(x, "root_exception"))) {
+		const json_t *r = json_object_get(x, "root_exception");
+		printf("  no known cause: %s%s%s (log line %lld, %s)\n", jstr(r, "type"),
+		       *jstr(r, "type") ? ": " : "", jstr(r, "message"),
+		       (long long)json_integer_value(json_object_get(r, "line_no")), jstr(x, "phase"));
 	}
 	const char *tail = jstr(x, "log_tail");
 	if (!*tail)

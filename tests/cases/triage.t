@@ -167,7 +167,24 @@ like "$errout" "bad --vllm-version 'banana'" "and says so"
 # the root cause is named first, before the matches
 printf 'ERROR EngineCore failed to start.\nRuntimeError: CUDA error: an illegal memory access was encountered\nRuntimeError: Engine core initialization failed. See root cause above.\n' > "$TMP/iam.log"
 run "$LOBES" triage "$TMP/iam.log"
-is "$(printf '%s\n' "$out" | head -1 | sed 's/ —.*//')" "$TMP/iam.log:2: cause illegal-memory-access" "the first line of the report is the root cause"
+is "$(printf '%s\n' "$out" | head -1 | sed 's/ —.*//')" "$TMP/iam.log: FATAL in load: cause illegal-memory-access" "the first line of the report is the verdict and the cause"
+like "$out" "root exception \(line 2\): RuntimeError: CUDA error: an illegal memory access was encountered" "then the root exception"
+like "$out" "$TMP/iam.log:2: cause illegal-memory-access" "and the cause's line"
+# a fatal log no signature knows: the verdict names the root exception
+printf 'INFO 07-13 10:00:00 [loader.py:1] Starting to load model x\nTraceback (most recent call last):\n  File "/x/vllm/model_executor/model_loader/loader.py", line 9, in load_model\nFrobError: the frobnicator broke\n' > "$TMP/unknown.log"
+run "$LOBES" triage "$TMP/unknown.log"
+is "$rc" 1 "a traceback no signature knows is fatal"
+is "$(printf '%s\n' "$out" | head -1)" "$TMP/unknown.log: FATAL in load: no known cause: FrobError: the frobnicator broke" "the report leads with no known cause and the root exception"
+like "$out" "raised at vllm/model_executor/model_loader/loader.py:9 in load_model" "where it was raised"
+run "$LOBES" --json triage "$TMP/unknown.log"
+is "$(printf '%s' "$out" | jq -r '.files[0] | [.verdict, .phase, .root_exception.type, .root_exception.frame, (.causes | length)] | join(",")')" \
+	"fatal,load,FrobError,vllm/model_executor/model_loader/loader.py:9 in load_model,0" "--json: verdict, phase, root_exception, no causes"
+run "$LOBES" --json triage "$TMP/iam.log"
+is "$(printf '%s' "$out" | jq -r '.files[0] | [.verdict, .root_exception.type, .causes[0].cause_id] | join(",")')" \
+	"fatal,RuntimeError,illegal-memory-access" "--json: the ranked causes follow the root exception"
+run "$LOBES" --json triage "$TMP/ok.log"
+is "$(printf '%s' "$out" | jq -r '.files[0] | [.verdict, (.phase|tostring), (.root_exception|tostring)] | join(",")')" \
+	"clean,null,null" "--json: a clean log"
 
 # bad input: binary garbage, NUL bytes, invalid UTF-8, a 100 MB line:
 # no crash, bounded memory, a note on stderr, the matches still found

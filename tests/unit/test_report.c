@@ -38,6 +38,20 @@ static void test_cause_line_outside_tail(void **state)
 	assert_string_contains(tail, "boot 2 (after the restart) line 29");
 	assert_int_equal(json_integer_value(json_object_get(r, "log_lines")), n);
 	assert_int_equal(json_integer_value(json_object_get(r, "log_tail_from")), n - 11);
+	assert_string_equal(json_string_value(json_object_get(r, "verdict")), "fatal");
+	json_decref(r);
+	/* a death no signature names: the verdict, the phase and the root
+	 * exception (test lines written for the test) */
+	r = failure_report("INFO 07-13 10:00:00 [loader.py:1] Starting to load model x\n"
+			   "Traceback (most recent call last):\n"
+			   "  File \"/x/vllm/model_executor/model_loader/loader.py\", line 9, in load_model\n"
+			   "FrobError: the frobnicator broke\n", 12, &set);
+	assert_null(json_object_get(r, "cause"));
+	assert_string_equal(json_string_value(json_object_get(r, "verdict")), "fatal");
+	assert_string_equal(json_string_value(json_object_get(r, "phase")), "load");
+	const json_t *re = json_object_get(r, "root_exception");
+	assert_string_equal(json_string_value(json_object_get(re, "type")), "FrobError");
+	assert_int_equal(json_integer_value(json_object_get(re, "line_no")), 4);
 	json_decref(r);
 	sigset_free(&set);
 }

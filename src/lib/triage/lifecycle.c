@@ -68,6 +68,9 @@ static const struct marker markers[] = {
 	{ "terminate called after throwing", EV_NATIVE },
 	{ "Watchdog caught collective operation timeout", EV_WATCHDOG },
 	{ "Some NCCL operations have failed or timed out", EV_WATCHDOG },
+	{ "ncclCommWatchdog", EV_WATCHDOG },
+	{ "watchdog thread terminated with exception", EV_WATCHDOG },
+	{ "Heartbeat monitor timed out", EV_WATCHDOG },
 	{ "Killed process", EV_KILLED },
 	{ "Memory cgroup out of memory", EV_KILLED },
 	{ "Error response from daemon", EV_RUNTIME },
@@ -240,6 +243,13 @@ static const struct phase_word message_words[] = {
 	{ "checkpoint", PHASE_LOAD },
 	{ "safetensors", PHASE_LOAD },
 	{ "unrecognized arguments", PHASE_PRESTART },
+	{ "OCI runtime", PHASE_PRESTART },
+	{ "exec format error", PHASE_PRESTART },
+	{ "could not select device driver", PHASE_PRESTART },
+	{ "/bin/vllm'", PHASE_PRESTART },
+	{ "Watchdog caught collective operation timeout", PHASE_SERVING },
+	{ "ncclCommWatchdog", PHASE_SERVING },
+	{ "watchdog thread terminated", PHASE_SERVING },
 };
 
 enum triage_phase lc_message_phase(const char *msg)
@@ -268,6 +278,11 @@ static const struct func_phase funcs[] = {
 	{ "safetensors_weights_iterator", PHASE_LOAD, false },
 	{ "download_weights_from_hf", PHASE_LOAD, false },
 	{ "profile_run", PHASE_PROFILE, false },
+	{ "get_dummy_processor_inputs", PHASE_PROFILE, false },
+	{ "_get_dummy_mm_inputs", PHASE_PROFILE, false },
+	{ "get_dummy_data", PHASE_PROFILE, false },
+	{ "dummy_data_for_profiling", PHASE_PROFILE, false },
+	{ "get_max_tokens_per_item", PHASE_PROFILE, false },
 	{ "determine_available_memory", PHASE_PROFILE, false },
 	{ "determine_num_available_blocks", PHASE_PROFILE, false },
 	{ "get_kv_cache_config", PHASE_PROFILE, false },
@@ -467,6 +482,8 @@ bool lc_frame(const char *m, size_t n, char **frame, int *strong, int *weak, boo
 			*strong = (int)funcs[i].phase;
 	}
 	const char *v = vllm_path(path, (size_t)(q - path));
+	if (v && flen == 8 && memcmp(func, "<module>", 8) == 0)
+		*strong = (int)PHASE_PRESTART; /* vLLM's own import failed */
 	if (v && request && (memmem(v, (size_t)(q - v), "/serving", 8) || memmem(v, (size_t)(q - v), "serving.py", 10)))
 		*request = true;
 	if (v) {

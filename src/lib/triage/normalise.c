@@ -247,7 +247,8 @@ static size_t rank_prefix(const char *p, size_t len)
 		i++;
 	if (i == 5 || i + 1 >= len || p[i] != ']' || p[i + 1] != ':')
 		return 0;
-	return skip_spaces(p, len, i + 2);
+	/* one space: a traceback's frame keeps its indentation */
+	return i + 2 < len && p[i + 2] == ' ' ? i + 3 : i + 2;
 }
 
 static size_t layer(const char *p, size_t len)

@@ -53,7 +53,17 @@ json_t *failure_report(const char *log, size_t tail_lines, const struct sigset *
 	_cleanup_triage_ struct triage *t = triage_new(set, 0);
 	triage_feed(t, log, strlen(log));
 	triage_finish(t);
-	const struct triage_match *m = triage_cause(t);
+	struct triage_verdict v;
+	triage_verdict(t, &v);
+	json_object_set_new(r, "verdict", json_string(v.fatal ? "fatal" : "clean"));
+	if (v.fatal) {
+		json_object_set_new(r, "phase", json_string(triage_phase_name(v.phase)));
+		if (v.line)
+			json_object_set_new(r, "root_exception",
+					    json_pack("{s:s?, s:s?, s:s?, s:I}", "type", v.type, "message",
+						      v.message, "frame", v.frame, "line_no", (json_int_t)v.line));
+	}
+	const struct triage_match *m = v.cause;
 	if (m)
 		json_object_set_new(r, "cause",
 				    json_pack("{s:s, s:s, s:s?, s:s?, s:s, s:I}", "signature", m->sig->id,

@@ -23,6 +23,9 @@
  *   log_tail_from   the line number of the first line of log_tail
  *   cause           {signature, cause, remedy?, trait?, line, line_no} when
  *                   set (borrowed) names one; line is the whole log line
+ *   verdict         with set: "fatal" or "clean" (triage's verdict, which a
+ *                   log can reach with no signature)
+ *   phase, root_exception {type?, message?, frame?, line_no}  when fatal
  * Secrets in the lines are masked (secret.h). Never fails except on OOM. */
 json_t *failure_report(const char *log, size_t tail_lines, const struct sigset *set);
 

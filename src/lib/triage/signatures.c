@@ -55,6 +55,7 @@ static void sig_clear(struct signature *s)
 	free(s->parent);
 	free(s->family);
 	strv_free(s->versions);
+	strv_free(s->excerpts);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -210,11 +211,11 @@ static int compile_regex(struct signature *s, const char *file, struct pos at, b
 
 static const char *const keys[] = {
 	"id", "literal", "regex", "severity", "cause", "remedy", "trait", "captures", "generic",
-	"parent", "family", "versions",
+	"parent", "family", "versions", "excerpts",
 };
 
 enum { K_ID, K_LITERAL, K_REGEX, K_SEVERITY, K_CAUSE, K_REMEDY, K_TRAIT, K_CAPTURES, K_GENERIC,
-       K_PARENT, K_FAMILY, K_VERSIONS };
+       K_PARENT, K_FAMILY, K_VERSIONS, K_EXCERPTS };
 
 /* One signature mapping being parsed: its values and their keys' positions
  * (line 0 = key absent). */
@@ -241,7 +242,7 @@ static int read_keys(struct fy_node *m, struct sig_node *n, struct err **err)
 			return fail_at(err, n->file, node_pos(k, n->here),
 				       "unknown key '%s' in a signature; expected one of id, literal, "
 				       "regex, severity, cause, remedy, trait, captures, generic, parent, "
-				       "family, versions", name);
+				       "family, versions, excerpts", name);
 		n->v[i] = fy_node_pair_value(p);
 		n->kpos[i] = node_pos(k, n->here);
 	}
@@ -392,6 +393,11 @@ static int parse_links(const struct sig_node *n, bool from_operator, struct sign
 	}
 	if (n->kpos[K_VERSIONS].line && parse_versions(n, s, err) < 0)
 		return -1;
+	if (n->kpos[K_EXCERPTS].line) {
+		s->excerpts = want_names(n->v[K_EXCERPTS], file, n->kpos[K_EXCERPTS], "excerpts", true, err);
+		if (!s->excerpts)
+			return -1;
+	}
 	return 0;
 }
 

@@ -37,6 +37,8 @@ struct signature {
 	char *parent;        /* id of the more general signature (may be NULL) */
 	char *family;        /* the cause id it reports (its own id when NULL) */
 	char **versions;     /* strv (may be NULL): vLLM version ranges printing it */
+	char **excerpts;     /* strv (may be NULL): real excerpts of the corpus showing it
+			      * (paths under tests/fixtures/logs/) */
 	int parent_line, parent_col;
 	bool from_operator;
 	char *file;          /* where it was defined, for messages */

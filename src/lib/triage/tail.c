@@ -146,7 +146,10 @@ long lc_find_exception(const char *m, size_t n)
 			continue;
 		for (size_t e = 0; e < ARRAY_SIZE(ends); e++) {
 			size_t l = strlen(ends[e]);
-			if (j - i >= l && memcmp(m + j - l, ends[e], l) == 0)
+			/* a bare `Error:` is a tool's word, not a Python class */
+			if (j - i > l && memcmp(m + j - l, ends[e], l) == 0)
+				return (long)i;
+			if (j - i == l && e == 1 && memcmp(m + i, "Exception", l) == 0)
 				return (long)i;
 		}
 	}
@@ -191,6 +194,7 @@ static void tail_exceptions(struct triage *t, const char *lo, uint64_t first)
 	bool open = false, chained = false, prev_exc = false;
 	int strong = 0, weak = 0;
 	long last = -1; /* index of the last tail traceback */
+	const char *open_at = lo;
 	struct tline *l = xcalloc(1, sizeof(*l));
 	const char *p = lo, *e = lc->tail + lc->tail_len;
 	for (uint64_t line = first; p < e; line++) {
@@ -204,6 +208,8 @@ static void tail_exceptions(struct triage *t, const char *lo, uint64_t first)
 				open = true;
 				cur.line_no = line;
 				cur.quiet = l->k.quiet_level;
+				cur.proc = lc_line_proc(t, l->ls, l->le, cur.proc_name);
+				open_at = l->ls;
 			}
 			prev_exc = false;
 			continue;
@@ -213,6 +219,8 @@ static void tail_exceptions(struct triage *t, const char *lo, uint64_t first)
 				open = true;
 				cur.line_no = line;
 				cur.quiet = l->k.quiet_level;
+				cur.proc = lc_line_proc(t, l->ls, l->le, cur.proc_name);
+				open_at = l->ls;
 			}
 			prev_exc = false;
 			continue;
@@ -261,6 +269,17 @@ static void tail_exceptions(struct triage *t, const char *lo, uint64_t first)
 		cur = (struct triage_tb){ .chained_from = -1 };
 		open = chained = false;
 		strong = weak = 0;
+	}
+	/* a traceback the paste cut before its exception, unless the walk has
+	 * it already */
+	bool walked = false;
+	for (size_t i = 0; open && i < lc->n_tbs; i++)
+		walked |= !lc->tbs[i].root_line && lc->tbs[i].line_no <= cur.line_no;
+	if (open && !walked) {
+		cur.at = lc_phase_back(lo, open_at);
+		cur.phase = lc_tb_phase(strong, PHASE_UNKNOWN, cur.at, weak);
+		cur.chained_from = chained && last >= 0 ? last : -1;
+		lc_add_tb(t, &cur);
 	}
 	lc_tb_clear(&cur);
 	free(l);

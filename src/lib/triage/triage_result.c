@@ -177,9 +177,12 @@ const struct triage_match *triage_first(const struct triage *t, size_t i)
 static const struct triage *rank_t; /* qsort has no context argument */
 static uint64_t rank_root;          /* the root exception's line (0: none) */
 
+/* A specific signature on the root exception's record: the root's family
+ * decides the cause (a generic line there only supports it). */
 static bool on_root(const struct triage_match *m)
 {
-	return rank_root && m->line_no <= rank_root && rank_root < m->line_no + m->lines;
+	return rank_root && !m->sig->generic && m->line_no <= rank_root &&
+	       rank_root < m->line_no + m->lines;
 }
 
 static int rank_cmp(const void *a, const void *b)

@@ -212,13 +212,15 @@ const struct triage_life *triage_life(const struct triage *ct)
 		L->root_message = lc->error_message;
 		L->root_line = lc->error_line;
 		L->phase = phase_of(lc, lc->error_line,
-				    lc_phase_back(lc->tail, lc->tail + lc->error_off));
+				    lc_tb_phase(0, lc_message_phase(lc->error_message),
+						lc_phase_back(lc->tail, lc->tail + lc->error_off), 0));
 	} else if (L->death) {
 		L->root_type = NULL; /* a death that left no Python exception */
 		L->root_message = L->death->text;
 		L->root_line = L->death->line_no;
 		L->phase = phase_of(lc, L->death->line_no,
-				    L->death->kind == EV_RUNTIME ? PHASE_PRESTART : L->death->phase);
+				    L->death->kind == EV_RUNTIME ? PHASE_PRESTART
+				    : lc_tb_phase(0, lc_message_phase(L->death->text), L->death->phase, 0));
 	} else {
 		L->root_type = lc->error_type;
 		L->root_message = lc->error_message;
