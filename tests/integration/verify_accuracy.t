@@ -79,7 +79,7 @@ verify_once() {
 	like "$(cat "${ev%.json}.txt")" "KLD\(auto\|\|fp8\) mean" "its text form has the comparison"
 }
 verify_once 0 no-measurable-loss
-is "$(j 'd["experiment"]["comparison"]["logprobs"]["kld_mean"] == 0')" True "noise 0: KLD 0"
+is "$(j 'd["experiment"]["comparison"]["logprobs"]["kld_mean"] == 0')" true "noise 0: KLD 0"
 verify_once 1.0 loss-distribution
 kld=$(j 'd["experiment"]["comparison"]["logprobs"]["kld_mean"]')
 ok $(python3 -c "import sys; sys.exit(0 if float('$kld') > 0.02 else 1)"; echo $?) "noise 1.0: mean KLD $kld above the loss threshold"
