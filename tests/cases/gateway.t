@@ -291,15 +291,12 @@ aborted() { grep -q 'Aborted request' "$TMP/slow.log"; }
 aborted
 ok $([ $? = 1 ]; echo $?) "no abort logged before the client goes"
 kill "$cpid"
-t_kill=$(date +%s)
 wait "$cpid" 2>/dev/null
 gw_wait_for aborted
 ok $? "the client's disconnect shows as an aborted request in the engine's log"
-# the stand-in stamps lines to the second: the abort is in the second of the
-# kill or the next one (the delay itself is measured by make bench-gateway)
-ts=$(grep 'Aborted request' "$TMP/slow.log" | head -1 | awk '{print $3}')
-t_abort=$(date -d "$(date +%F) $ts" +%s)
-ok $([ $((t_abort - t_kill)) -le 1 ]; echo $?) "logged within a second of the disconnect ($((t_abort - t_kill)) s by the log's clock)"
+# how soon the abort follows the disconnect is a delay, not a behaviour: it is
+# measured by make bench-gateway, never asserted here (a loaded machine can
+# schedule the relay thread seconds late)
 gw_wait_for grep -q '"outcome":"client_closed"' "$GW_ERR"
 ok $? "the access line says the client closed"
 
