@@ -14,7 +14,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,59 +25,6 @@
 /* Device names of GPUs that share the host's memory. A name containing one
  * of these (case-insensitive) is an integrated part. */
 static const char *const integrated_parts[] = { "GB10", "Thor", "Orin" };
-
-const char *tri_name(enum tri t)
-{
-	switch (t) {
-	case TRI_TRUE:
-		return "true";
-	case TRI_FALSE:
-		return "false";
-	default:
-		return "unknown";
-	}
-}
-
-void fact_set(struct fact *f, const char *value, const char *source)
-{
-	fact_free(f);
-	f->valid = value != NULL;
-	f->value = value ? xstrdup(value) : NULL;
-	f->source = source ? xstrdup(source) : NULL;
-}
-
-void fact_free(struct fact *f)
-{
-	free(f->value);
-	free(f->source);
-	f->value = NULL;
-	f->source = NULL;
-	f->valid = false;
-}
-
-/* {"value": "..."|null, "source": "..."|null, "valid": bool}; new reference. */
-json_t *fact_json(const struct fact *f)
-{
-	return json_pack("{s:o, s:o, s:b}", "value",
-			 f->valid && f->value ? json_string(f->value) : json_null(), "source",
-			 f->source ? json_string(f->source) : json_null(), "valid", f->valid ? 1 : 0);
-}
-
-void facts_note(char ***notes, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *s = NULL;
-	if (vasprintf(&s, fmt, ap) < 0)
-		abort();
-	va_end(ap);
-	size_t n = 0;
-	while (*notes && (*notes)[n])
-		n++;
-	*notes = xrealloc(*notes, (n + 2) * sizeof(char *));
-	(*notes)[n] = s;
-	(*notes)[n + 1] = NULL;
-}
 
 void facts_opts_from_env(struct facts_opts *o)
 {
