@@ -243,10 +243,12 @@ write_env "EMBEDDER_PORT=$P_HANG
 LOBES_GATEWAY_DRAIN_TIMEOUT=1"
 kill -HUP "$GW_PID"
 gw_wait_for reloads 3
+# the count before the request is sent: read after it, it may already include
+# the request, and the wait below would outlast curl's --max-time
+n0=$(accepted)
 curl -s --max-time 30 -H "Authorization: Bearer $KEY" -d '{"model":"embedder","input":"x"}' "http://127.0.0.1:$GW_PORT/v1/embeddings" \
 	>/dev/null 2>&1 &
 held=$!
-n0=$(accepted)
 gw_wait_for more_accepted
 kill -TERM "$GW_PID"
 gw_wait_exit "$GW_PID"
