@@ -158,6 +158,14 @@ CMD(gateway)
 	}
 	json_t *s = summary(cfg, gateway_port(g));
 	gw_config_unref(cfg);
+	/* the pid file exists before the listening line is out: whoever waits
+	 * for that line may read the file at once */
+	_cleanup_free_ char *mypid = xasprintf("%d\n", (int)getpid());
+	if (pid_file && fs_write_atomic(pid_file, mypid, strlen(mypid), 0644, &e) < 0) {
+		json_decref(s);
+		gateway_drain_and_stop(g); /* nothing is in flight yet */
+		return cmd_fail(ctx, e);
+	}
 	if (ctx->json) {
 		json_object_set_new(s, "event", json_string("listening"));
 		char *t = json_dumps(s, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -172,11 +180,6 @@ CMD(gateway)
 	}
 	json_decref(s);
 	fflush(stdout);
-	_cleanup_free_ char *mypid = xasprintf("%d\n", (int)getpid());
-	if (pid_file && fs_write_atomic(pid_file, mypid, strlen(mypid), 0644, &e) < 0) {
-		gateway_drain_and_stop(g); /* nothing is in flight yet */
-		return cmd_fail(ctx, e);
-	}
 
 	int sig = 0;
 	for (;;) {
