@@ -10,7 +10,10 @@
 #    including file's folder; it may name a file of its own room or of a
 #    room below it, never one above, never src/cmd/ or src/main.c, and every
 #    folder of src/lib/ must be a room of that line. With no arrow up there
-#    can be no include cycle between files of different rooms.
+#    can be no include cycle between files of different rooms. From another
+#    room (or from src/cmd/ and src/main.c), a room is entered by its
+#    public face only, ROOM/ROOM.h; util/ is a toolbox of one header per
+#    tool; a `*_int.h` is never included from outside its room.
 # 2. Sizes. No file of src/, tests/standin/ or tools/ over 600 lines; no
 #    function (a definition opening at column 0, closing with `}` at column
 #    0) over 150 lines unless one of the 12 lines above it is a comment
@@ -30,6 +33,17 @@ order=$(sed -n 's/^ *floors: *//p' "$DOC")
 
 fail=0
 bad() { printf '%s\n' "$*"; fail=1; }
+
+# face FILE LINE INCLUDE TARGET: an include from outside a room names its face.
+face() {
+	local room=${4#src/lib/} base=${4##*/}
+	room=${room%%/*}
+	case $base in
+	*_int.h) bad "$1:$2: includes $3: the insides of $room are not for other rooms; include $room/$room.h" ;;
+	*) [ "$room" = util ] || [ "$base" = "$room.h" ] ||
+		bad "$1:$2: includes $3: enter the $room room by its public face, $room/$room.h" ;;
+	esac
+}
 
 declare -A floor=()
 i=0
@@ -56,12 +70,25 @@ while IFS= read -r f; do
 				bad "$f:$ln: includes $inc from '$other', which is not a room"
 			elif [ "$theirs" -gt "$mine" ]; then
 				bad "$f:$ln: includes $inc: $room (floor $mine) may not include from $other (floor $theirs), a room above it"
+			else
+				face "$f" "$ln" "$inc" "$target"
 			fi ;;
 		src/*) bad "$f:$ln: includes $inc: the library never includes from the commands ($target)" ;;
 		esac
 	done < <(grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f" |
 		sed 's/^\([0-9]*\):.*"\([^"]*\)".*/\1:\2/')
 done < <(find src/lib -type f \( -name '*.c' -o -name '*.h' \) | sort)
+
+# Outside the library: the commands and main.c (unit and fuzz tests are
+# white-box: they may reach inside a room).
+while IFS= read -r f; do
+	dir=$(dirname "$f")
+	while IFS=: read -r ln inc; do
+		target=$(realpath -m --relative-to=. "$dir/$inc")
+		case $target in src/lib/*/*) face "$f" "$ln" "$inc" "$target" ;; esac
+	done < <(grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f" |
+		sed 's/^\([0-9]*\):.*"\([^"]*\)".*/\1:\2/')
+done < <(find src -maxdepth 2 -type f \( -name '*.c' -o -name '*.h' \) -not -path 'src/lib/*' 2>/dev/null | sort)
 
 # Sizes.
 sizes=$(mktemp)

@@ -61,6 +61,28 @@ echo "    floors: low" >> "$TMP/t/docs/architecture.md"
 run "$CHECK" "$TMP/t"
 is "$rc" 3 "two floors lines: exit 3"
 
+# Public faces: another room, or a command, enters a room by ROOM/ROOM.h.
+mk
+echo 'int mid_part(void);' > "$TMP/t/src/lib/mid/part.h"
+printf '#include "../mid/part.h"\n' >> "$TMP/t/src/lib/high/high.c"
+run "$CHECK" "$TMP/t"
+is "$rc" 1 "another room including a piece of a room, not its face, fails"
+like "$out" 'high.c:3: includes \.\./mid/part\.h: enter the mid room by its public face, mid/mid.h' "and names the face"
+mk
+echo 'int mid_in(void);' > "$TMP/t/src/lib/mid/mid_int.h"
+printf '#include "../lib/mid/mid_int.h"\n' >> "$TMP/t/src/cmd/c.c"
+run "$CHECK" "$TMP/t"
+is "$rc" 1 "a command including a room's insides fails"
+like "$out" 'src/cmd/c.c:2: .*the insides of mid are not for other rooms' "and says why"
+mk
+printf '#include "part.h"\n' >> "$TMP/t/src/lib/mid/mid.c"; echo 'int p;' > "$TMP/t/src/lib/mid/part.h"
+mkdir -p "$TMP/t/src/lib/util" "$TMP/t/tests/unit"; echo 'int u;' > "$TMP/t/src/lib/util/buf.h"
+sed -i 's/floors: low mid high/floors: util low mid high/' "$TMP/t/docs/architecture.md"
+printf '#include "../util/buf.h"\n' >> "$TMP/t/src/lib/high/high.c"
+printf '#include "../../src/lib/mid/mid_int.h"\n' > "$TMP/t/tests/unit/t.c"
+run "$CHECK" "$TMP/t"
+is "$rc" 0 "a room's own pieces, util's tools and white-box unit tests pass"
+
 # Sizes.
 mk
 seq 1 601 | sed 's/^/\/\/ /' > "$TMP/t/src/lib/mid/long.c"
