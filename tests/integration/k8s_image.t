@@ -35,7 +35,7 @@ T=$TMP/thor
 deploy "$T" thor thor || { ok 1 "deploy thor"; done_testing; }
 run "$LOBES" --dir "$T" --json serve --apply --no-gateway $fast
 is "$rc" 0 "the thor fleet of stand-ins is up"
-[ "$rc" = 0 ] || { printf '%s\n' "$errout" | sed 's/^/# /'; done_testing; }
+[ "$rc" = 0 ] || { printf "%s\n%s\n" "$out" "$errout" | sed "s/^/# /"; docker ps -a >&2; for c in $(docker ps -aq); do docker logs --tail 15 $c 2>&1 | sed "s/^/# /"; done; done_testing; }
 "$LOBES" render --target kubernetes --profile thor --out "$TMP/k8s" >/dev/null
 mkdir -p "$TMP/cm" "$TMP/secret"
 cp "$TMP/k8s/overlays/thor/gateway.env" "$TMP/cm/.env"
