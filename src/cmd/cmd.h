@@ -57,7 +57,7 @@ const char *c_reset(const struct ctx *c);
 const char *jstr(const json_t *o, const char *key);
 
 /* The gateway beside serve and stop (gateway_life.c). */
-#include "../lib/runtime/gateway_proc.h"
+#include "../lib/runtime/runtime.h"
 struct gw_life {
 	bool skip; /* --no-gateway */
 	struct gwproc proc;

@@ -21,7 +21,7 @@
 #include "../lib/util/buf.h"
 #include "../lib/util/cleanup.h"
 #include "../lib/util/strv.h"
-#include "../lib/verify/question.h"
+#include "../lib/verify/verify.h"
 #include "cmd.h"
 
 #define MAX_OPTS 48

@@ -11,7 +11,6 @@
 #include "../lib/plan/plan.h"
 #include "../lib/util/cleanup.h"
 #include "cmd.h"
-#include "../lib/plan/session.h"
 #include "../lib/deploy/deploy.h"
 #include "../lib/util/fs.h"
 

@@ -20,7 +20,7 @@
  */
 #include <string.h>
 
-#include "../lib/gateway/peers.h"
+#include "../lib/gateway/gateway.h"
 #include "../lib/knowledge/knowledge.h"
 #include "../lib/probe/probe.h"
 #include "../lib/util/buf.h"

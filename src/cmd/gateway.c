@@ -22,7 +22,6 @@
 #include <unistd.h>
 
 #include "../lib/gateway/gateway.h"
-#include "../lib/gateway/peers.h"
 #include "../lib/util/fs.h"
 #include "../lib/util/cleanup.h"
 #include "cmd.h"

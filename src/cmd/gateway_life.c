@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "../lib/gateway/gateway.h"
-#include "../lib/runtime/fleet.h"
+#include "../lib/runtime/runtime.h"
 #include "../lib/util/cleanup.h"
 #include "cmd.h"
 

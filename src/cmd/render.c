@@ -8,7 +8,7 @@
 #include <getopt.h>
 #include <string.h>
 
-#include "../lib/plan/session.h"
+#include "../lib/plan/plan.h"
 #include "../lib/deploy/deploy.h"
 #include "../lib/util/cleanup.h"
 #include "../lib/util/fs.h"

@@ -17,16 +17,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../lib/runtime/bringup.h"
-#include "../lib/runtime/compose_cli.h"
-#include "../lib/runtime/engine_api.h"
-#include "../lib/runtime/fleet.h"
-#include "../lib/runtime/memory.h"
-#include "../lib/runtime/serve_ops.h"
+#include "../lib/runtime/runtime.h"
 #include "../lib/util/cleanup.h"
 #include "../lib/util/clock.h"
 #include "../lib/util/num.h"
-#include "../lib/triage/report.h"
+#include "../lib/triage/triage.h"
 #include "../lib/util/secret.h"
 #include "cmd.h"
 

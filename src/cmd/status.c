@@ -25,8 +25,7 @@
 #include <time.h>
 
 #include "../lib/deploy/deploy.h"
-#include "../lib/runtime/engine_api.h"
-#include "../lib/runtime/fleet.h"
+#include "../lib/runtime/runtime.h"
 #include "../lib/util/cleanup.h"
 #include "../lib/util/secret.h"
 #include "cmd.h"

@@ -13,10 +13,7 @@
 #include <unistd.h>
 
 #include "../lib/facts/facts.h"
-#include "../lib/runtime/compose_cli.h"
-#include "../lib/runtime/engine_api.h"
-#include "../lib/runtime/fleet.h"
-#include "../lib/runtime/memory.h"
+#include "../lib/runtime/runtime.h"
 #include "../lib/util/cleanup.h"
 #include "../lib/util/clock.h"
 #include "../lib/util/num.h"

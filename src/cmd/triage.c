@@ -37,12 +37,9 @@
 #include <unistd.h>
 
 #include "../lib/knowledge/knowledge.h"
-#include "../lib/runtime/engine_api.h"
-#include "../lib/runtime/fleet.h"
+#include "../lib/runtime/runtime.h"
 #include "../lib/util/cleanup.h"
-#include "../lib/triage/signatures.h"
 #include "../lib/triage/triage.h"
-#include "../lib/triage/vversion.h"
 #include "../lib/util/secret.h"
 #include "cmd.h"
 #include "triage_report.h"

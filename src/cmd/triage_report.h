@@ -11,7 +11,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../lib/triage/signatures.h"
 #include "../lib/triage/triage.h"
 #include "cmd.h"
 

@@ -13,10 +13,9 @@
 #include <time.h>
 
 #include "../lib/knowledge/knowledge.h"
-#include "../lib/runtime/bringup.h"
+#include "../lib/runtime/runtime.h"
 #include "../lib/util/cleanup.h"
-#include "../lib/verify/evidence.h"
-#include "../lib/verify/question.h"
+#include "../lib/verify/verify.h"
 #include "cmd.h"
 
 /* An experiment's boots, as they happen, on stderr (stdout keeps the

@@ -1,7 +1,7 @@
 /* fuzz_engine_json.c — Docker Engine API answers (container list, container
  * inspect, image inspect), as read from the daemon's socket. The first
  * byte picks the endpoint, the rest is the body. See fuzz.h. */
-#include "../../src/lib/runtime/engine_api.h"
+#include "../../src/lib/runtime/runtime.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -2,7 +2,7 @@
  * headers, frames split anywhere across reads). The first byte: bit 0 the
  * TTY (raw) mode, the rest the read size; the stream is fed in reads of
  * that size into a small capped buffer. See fuzz.h. */
-#include "../../src/lib/runtime/engine_api.h"
+#include "../../src/lib/runtime/runtime.h"
 #include "../../src/lib/util/buf.h"
 #include "fuzz.h"
 

@@ -7,7 +7,7 @@
  * on success every referred or proxied role is infeasible here and names a
  * declared peer, every origin is http(s)://, a proxied role's peer has a
  * key, and the box has a name. See fuzz.h. */
-#include "../../src/lib/gateway/peers.h"
+#include "../../src/lib/gateway/gateway.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

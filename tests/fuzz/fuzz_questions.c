@@ -1,6 +1,6 @@
 /* fuzz_questions.c — an operator question file
  * (<deploy-dir>/questions/NAME.yaml). See fuzz.h. */
-#include "../../src/lib/verify/question.h"
+#include "../../src/lib/verify/verify.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,7 +1,7 @@
 /* fuzz_signatures.c — an operator signature file
  * (<deploy-dir>/signatures/NAME.yaml): yaml_guard, libfyaml, the schema
  * reader and the PCRE2 compile of its regexes. See fuzz.h. */
-#include "../../src/lib/triage/signatures.h"
+#include "../../src/lib/triage/triage.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,7 +1,6 @@
 /* fuzz_triage.c — a boot log fed to triage (the shipped signatures, loaded
  * once) in reads of a size taken from the first byte, as `triage --follow`
  * and the Engine API log stream feed it. See fuzz.h. */
-#include "../../src/lib/triage/signatures.h"
 #include "../../src/lib/triage/triage.h"
 #include "fuzz.h"
 

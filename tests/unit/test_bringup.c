@@ -3,7 +3,7 @@
  * timeout handling, and "together" when budgets fit. Virtual clock. */
 #include "testutil.h"
 
-#include "../../src/lib/runtime/bringup.h"
+#include "../../src/lib/runtime/runtime.h"
 
 #define GiB (1ull << 30)
 

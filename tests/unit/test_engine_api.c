@@ -19,8 +19,7 @@
 #include <jansson.h>
 
 #include "../../src/cmd/cmd.h"
-#include "../../src/lib/runtime/compose_cli.h"
-#include "../../src/lib/runtime/engine_api.h"
+#include "../../src/lib/runtime/runtime.h"
 #include "../../src/lib/util/fs.h"
 #include "../../src/lib/util/proc.h"
 

@@ -12,8 +12,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
-#include "../../src/lib/runtime/compose_cli.h"
-#include "../../src/lib/runtime/engine_api.h"
+#include "../../src/lib/runtime/runtime.h"
 #include "../../src/lib/util/buf.h"
 #include "../../src/lib/util/fs.h"
 

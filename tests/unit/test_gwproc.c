@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../src/lib/runtime/gateway_proc.h"
+#include "../../src/lib/runtime/runtime.h"
 #include "../../src/lib/util/fs.h"
 
 static char dir[] = "/tmp/lobes-gwproc-XXXXXX";

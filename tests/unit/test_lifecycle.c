@@ -12,7 +12,6 @@
  */
 #include "testutil.h"
 
-#include "../../src/lib/triage/signatures.h"
 #include "../../src/lib/triage/triage.h"
 
 static struct sigset none;   /* no signature: the structure alone */

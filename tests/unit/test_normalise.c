@@ -6,8 +6,6 @@
  */
 #include "testutil.h"
 
-#include "../../src/lib/triage/normalise.h"
-#include "../../src/lib/triage/signatures.h"
 #include "../../src/lib/triage/triage.h"
 
 static struct sigset shipped, anchored;

@@ -3,7 +3,7 @@
  * observation never takes a route). */
 #include "testutil.h"
 
-#include "../../src/lib/verify/question.h"
+#include "../../src/lib/verify/verify.h"
 
 static void test_shipped_load(void **state)
 {

@@ -4,7 +4,7 @@
 #include "testutil.h"
 
 #include "../../src/lib/util/buf.h"
-#include "../../src/lib/triage/report.h"
+#include "../../src/lib/triage/triage.h"
 
 static void test_cause_line_outside_tail(void **state)
 {

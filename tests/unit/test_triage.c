@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "../../src/lib/util/fs.h"
-#include "../../src/lib/triage/signatures.h"
 #include "../../src/lib/triage/triage.h"
 
 static struct sigset shipped;

@@ -10,9 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../../src/lib/knowledge/embedded.h"
 #include "../../src/lib/knowledge/knowledge.h"
-#include "../../src/lib/knowledge/vllm.h"
 #include "../../src/lib/util/cleanup.h"
 #include "../../src/lib/util/fs.h"
 #include "testutil.h"

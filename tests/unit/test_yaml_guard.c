@@ -15,8 +15,8 @@
 #include "../../src/lib/render/render.h"
 #include "../../src/lib/util/buf.h"
 #include "../../src/lib/util/yaml_guard.h"
-#include "../../src/lib/verify/question.h"
-#include "../../src/lib/triage/signatures.h"
+#include "../../src/lib/verify/verify.h"
+#include "../../src/lib/triage/triage.h"
 
 #define WATCHDOG_S 30 /* generous: a guarded parse of a few bytes takes microseconds */
 

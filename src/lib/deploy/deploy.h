@@ -24,7 +24,7 @@
 
 #include <stdbool.h>
 
-#include "../plan/session.h"
+#include "../plan/plan.h"
 #include "../render/render.h"
 
 /* .env (env.c): compose's dotenv rules; every entry keeps its source line. */

@@ -19,7 +19,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../knowledge/embedded.h"
 #include "../knowledge/knowledge.h"
 #include "../deploy/deploy.h"
 #include "doctor.h"

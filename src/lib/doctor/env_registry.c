@@ -10,7 +10,7 @@
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/strv.h"
-#include "../knowledge/vllm.h"
+#include "../knowledge/knowledge.h"
 #include "doctor_int.h"
 
 /* The replacement removed.txt records for name, or NULL. Caller frees. */

@@ -7,7 +7,7 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "../knowledge/embedded.h"
+#include "../knowledge/knowledge.h"
 #include "../util/buf.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"

@@ -11,7 +11,7 @@
  */
 #include <string.h>
 
-#include "../gateway/peers.h"
+#include "../gateway/gateway.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "doctor_int.h"

@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "../runtime/compose_cli.h"
+#include "../runtime/runtime.h"
 #include "../util/buf.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"

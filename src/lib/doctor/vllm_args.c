@@ -9,7 +9,7 @@
  */
 #include <string.h>
 
-#include "../knowledge/vllm.h"
+#include "../knowledge/knowledge.h"
 #include "../util/buf.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"

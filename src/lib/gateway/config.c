@@ -26,7 +26,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../knowledge/embedded.h"
+#include "../knowledge/knowledge.h"
 #include "../deploy/deploy.h"
 #include "../render/render.h"
 #include "../util/cleanup.h"

@@ -198,4 +198,7 @@ json_t *gw_capabilities(const struct gw_config *c, const bool ready[ROLE__COUNT]
 json_t *gw_models(const struct gw_config *c, const bool ready[ROLE__COUNT]);
 const char *gw_endpoint_path_of_role(enum role_id r);
 
+
+/* The room's other public pieces: include this header, not them. */
+#include "peers.h"
 #endif

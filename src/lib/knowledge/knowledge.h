@@ -278,4 +278,8 @@ char *src_pos_str(const struct src_pos *p); /* "file:line:col" */
 struct host_facts;
 const struct card *card_match(const struct knowledge *k, const struct host_facts *f, char **why);
 
+
+/* The room's other public pieces: include this header, not them. */
+#include "embedded.h"
+#include "vllm.h"
 #endif

@@ -21,7 +21,7 @@
 #include <ctype.h>
 #include <string.h>
 
-#include "../knowledge/embedded.h"
+#include "../knowledge/knowledge.h"
 #include "../util/cleanup.h"
 #include "measure.h"
 #include "measure_int.h"

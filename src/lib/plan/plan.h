@@ -23,7 +23,6 @@
 
 #include "../facts/facts.h"
 #include "../knowledge/knowledge.h"
-#include "../knowledge/vllm.h"
 
 enum prov_kind { PROV_DEFAULT, PROV_FAMILY, PROV_PROFILE, PROV_TRAIT, PROV_OVERRIDE };
 /* "default" "family" "profile" "trait" "override" */
@@ -141,4 +140,7 @@ char *attention_path_derive(const struct card *card, enum role_id r, const char 
 bool knob_is_true(const struct knob_value *v);
 bool role_feasible(const struct plan *p, enum role_id r);
 
+
+/* The room's other public pieces: include this header, not them. */
+#include "session.h"
 #endif

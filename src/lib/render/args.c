@@ -11,7 +11,7 @@
  */
 #include <string.h>
 
-#include "../knowledge/vllm.h"
+#include "../knowledge/knowledge.h"
 #include "../util/cleanup.h"
 #include "render_int.h"
 

@@ -19,8 +19,7 @@
 
 #include "../util/buf.h"
 #include "../util/cleanup.h"
-#include "../knowledge/embedded.h"
-#include "../knowledge/vllm.h"
+#include "../knowledge/knowledge.h"
 #include "../util/secret.h"
 #include "render_int.h"
 

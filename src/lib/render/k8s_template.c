@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../knowledge/embedded.h"
+#include "../knowledge/knowledge.h"
 #include "../util/cleanup.h"
 #include "render_int.h"
 

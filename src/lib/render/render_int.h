@@ -10,7 +10,7 @@
 #include <libfyaml.h>
 #include <stdbool.h>
 
-#include "../knowledge/embedded.h"
+#include "../knowledge/knowledge.h"
 #include "../util/buf.h"
 #include "render.h"
 

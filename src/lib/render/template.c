@@ -7,7 +7,7 @@
 #include <libfyaml.h>
 #include <string.h>
 
-#include "../knowledge/embedded.h"
+#include "../knowledge/knowledge.h"
 #include "../util/cleanup.h"
 #include "../util/yaml_doc.h"
 #include "../util/yaml_scalar.h"

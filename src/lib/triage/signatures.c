@@ -22,7 +22,7 @@
 #include <libfyaml.h>
 
 #include "signatures.h"
-#include "../knowledge/embedded.h"
+#include "../knowledge/knowledge.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/yaml_doc.h"

@@ -262,4 +262,9 @@ const char *triage_event_name(enum triage_event_kind k);
  * (slower); for tests and diagnostics. */
 size_t triage_unanchored(const struct triage *t);
 
+
+/* The room's other public pieces: include this header, not them. */
+#include "normalise.h"
+#include "report.h"
+#include "vversion.h"
 #endif

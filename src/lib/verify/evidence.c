@@ -6,8 +6,7 @@
 
 #include "../facts/facts.h"
 #include "../knowledge/knowledge.h"
-#include "../runtime/engine_api.h"
-#include "../runtime/fleet.h"
+#include "../runtime/runtime.h"
 #include "../deploy/deploy.h"
 #include "../render/render.h"
 #include "../util/buf.h"

@@ -24,8 +24,7 @@
 
 #include "../deploy/deploy.h"
 #include "../measure/measure.h"
-#include "../runtime/memory.h"
-#include "../runtime/serve_ops.h"
+#include "../runtime/runtime.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "evidence.h"

@@ -6,7 +6,7 @@
 #include <libfyaml.h>
 #include <string.h>
 
-#include "../knowledge/embedded.h"
+#include "../knowledge/knowledge.h"
 #include "../util/buf.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"

@@ -1,0 +1,17 @@
+/*
+ * runtime.h — the runtime room's public face: the one header other rooms and the
+ * commands include (docs/architecture.md). The pieces it gathers keep their
+ * own design comments.
+ */
+#ifndef LOBES_RUNTIME_H
+#define LOBES_RUNTIME_H
+
+/* The room's other public pieces: include this header, not them. */
+#include "bringup.h"
+#include "compose_cli.h"
+#include "engine_api.h"
+#include "fleet.h"
+#include "gateway_proc.h"
+#include "memory.h"
+#include "serve_ops.h"
+#endif
