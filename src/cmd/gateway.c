@@ -197,6 +197,7 @@ CMD(gateway)
 		gw_config_unref(nc);
 		log_event("reloaded", ctx->dir);
 	}
+	gateway_quiesce(g); /* the socket is closed before "draining" is said */
 	log_event("draining", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 	int cancelled = gateway_drain_and_stop(g);
 	if (pid_file) {

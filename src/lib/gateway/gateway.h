@@ -184,8 +184,13 @@ struct gateway *gateway_start(struct gw_config *cfg, gw_log_fn log, void *log_ud
 /* Serve by a new snapshot from now on (in-flight requests finish on the old
  * one). bind/port changes need a restart: logged, not applied. */
 void gateway_reload(struct gateway *g, struct gw_config *cfg);
-/* Stop accepting, give in-flight requests up to cfg->drain_timeout_s, cancel
- * the rest, stop. Returns the number of requests cancelled. */
+/* Stop accepting: returns once every worker has closed its listening socket
+ * (a connection made after this returns is refused), so "draining" can be
+ * said truthfully after it. In-flight requests go on. Safe to call twice. */
+void gateway_quiesce(struct gateway *g);
+/* Stop accepting (gateway_quiesce, if not done yet), give in-flight requests
+ * up to cfg->drain_timeout_s, cancel the rest, stop. Returns the number of
+ * requests cancelled. */
 int gateway_drain_and_stop(struct gateway *g);
 /* How many worker loops c asks for: LOBES_GATEWAY_WORKERS, else the online
  * CPUs (at most 8). */

@@ -418,11 +418,16 @@ void gateway_reload(struct gateway *g, struct gw_config *cfg)
 	proxy_poll_wake(g->pp);
 }
 
-int gateway_drain_and_stop(struct gateway *g)
+void gateway_quiesce(struct gateway *g)
 {
 	g->draining = true;
 	for (int i = 0; i < g->n_workers; i++)
 		worker_quiesce(&g->lanes[i].loop);
+}
+
+int gateway_drain_and_stop(struct gateway *g)
+{
+	gateway_quiesce(g);
 	struct gw_config *c = gw_live_get(&g->live);
 	double deadline = gw_now_ms() + c->drain_timeout_s * 1000.0;
 	gw_config_unref(c);
