@@ -112,17 +112,6 @@ static bool qwen3_reranker_overrides(const char *hf_overrides)
 	return ok;
 }
 
-/* True when the --speculative-config JSON (may be NULL) asks for MTP. */
-static bool mtp(const char *speculative)
-{
-	json_t *j = speculative ? json_loads(speculative, 0, NULL) : NULL;
-	const char *m = json_string_value(json_object_get(j, "method"));
-	bool yes = m && strstr(m, "mtp");
-
-	json_decref(j);
-	return yes;
-}
-
 enum fault card_fault(bool thor, enum task task, const char *backend, bool eager,
 		      const char *model, const char *speculative)
 {
@@ -135,7 +124,7 @@ enum fault card_fault(bool thor, enum task task, const char *backend, bool eager
 		return FAULT_POOLING_HANG;
 	if (task == TASK_GENERATE && strcasestr(model, "lfm2.5-1.2b"))
 		return FAULT_CORRUPT_THEN_DIE;
-	if (task == TASK_GENERATE && mtp(speculative) &&
+	if (task == TASK_GENERATE && spec_tokens(speculative) &&
 	    (strcasestr(model, "qwen3.8-27b") || strcasestr(model, "qwen3.6-27b") ||
 	     strcasestr(model, "qwen3.6-35b")))
 		return FAULT_MTP_NO_KERNEL;

@@ -302,6 +302,7 @@ void api_chat(struct reply *r, json_t *req)
 	snprintf(raw + strlen(raw), sizeof raw - strlen(raw), "%s", text);
 	cut = truncate_words(raw, limit);
 	completion_tokens = model_count_tokens(raw);
+	spec_observe(completion_tokens);
 	content = raw;
 	if (S->reasoning_parser && !strncmp(raw, "<think>", 7)) {
 		char *end = strstr(raw, "</think>");
@@ -493,6 +494,7 @@ void api_completions(struct reply *r, json_t *req)
 		}
 		prompt_tokens += model_count_tokens(p);
 		completion_tokens += model_count_tokens(text);
+		spec_observe(model_count_tokens(text));
 		if (stream) {
 			completion_frames(r, created, i, text, cut ? "length" : "stop");
 		} else {

@@ -2,7 +2,7 @@
  * http.c — vLLM's OpenAI-compatible HTTP surface, served by the stand-in
  * (a test double) with libmicrohttpd on the socket main() bound early.
  *
- * Routes: GET /health, /version, /v1/models; POST /v1/chat/completions,
+ * Routes: GET /health, /version, /metrics (metrics.c), /v1/models; POST /v1/chat/completions,
  * /v1/completions (generate.c), /tokenize (logprob.c), /v1/embeddings, /v1/rerank, /rerank,
  * /v2/rerank, /v1/score, /score (pool.c). Errors use vLLM's
  * {"error":{"message","type","param","code"}} shape; unknown routes answer
@@ -127,6 +127,7 @@ static void reply_free(struct reply *r)
 	free(r->frames);
 	free(r->now);
 	json_decref(r->body);
+	free(r->text);
 	memset(r, 0, sizeof *r);
 }
 
@@ -311,15 +312,18 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct reply *r)
 					"text/event-stream; charset=utf-8");
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
 	} else {
-		char *text = r->body ? json_dumps(r->body, JSON_COMPACT) : NULL;
+		bool plain = r->text != NULL;
+		char *text = plain ? r->text : r->body ? json_dumps(r->body, JSON_COMPACT) : NULL;
 		size_t len = text ? strlen(text) : 0;
+		r->text = NULL;
 		reply_free(r);
 		resp = MHD_create_response_from_buffer_with_free_callback(len, text, free);
 		if (!resp) {
 			free(text);
 			return MHD_NO;
 		}
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+					plain ? "text/plain; version=0.0.4; charset=utf-8" : "application/json");
 	}
 	ret = MHD_queue_response(c, status, resp);
 	MHD_destroy_response(resp);
@@ -378,6 +382,8 @@ static void route(struct MHD_Connection *c, const char *url, const char *method,
 	}
 	if (!strcmp(url, "/version") && get)
 		return reply_json(r, 200, json_pack("{s:s}", "version", S->version));
+	if (!strcmp(url, "/metrics") && get)
+		return api_metrics(r);
 	if ((!strncmp(url, "/v1/", 4) || fn) && !authorised(c))
 		return reply_json(r, 401, json_pack("{s:s}", "error", "Unauthorized"));
 	if (!strcmp(url, "/v1/models")) {

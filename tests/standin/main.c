@@ -327,6 +327,11 @@ static void serving_state(const struct boot *b)
 	state.thinks_by_default = !c->gemma4;
 	state.token_ms = env_long("STANDIN_TOKEN_MS", 5);
 	state.first_token_ms = env_long("STANDIN_FIRST_TOKEN_MS", 0);
+	if (state.task == TASK_GENERATE)
+		spec_setup(&state, o->speculative);  /* after token_ms: MTP shortens it */
+	if (state.spec_k)
+		vlog(LV_INFO, "metrics.c", "(standin: MTP k=%d, acceptance %.2f: token spacing %ld ms)",
+		     state.spec_k, state.spec_accept, state.token_ms);
 	state.fail_every = env_long("STANDIN_503_EVERY", 0);
 	state.drop_every = env_long("STANDIN_DROP_EVERY", 0);
 	if (state.task == TASK_GENERATE && b->fp8 && !c->kv_scales)

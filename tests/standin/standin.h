@@ -64,6 +64,9 @@ struct standin {
 				   * frames (0 off) */
 	double fp8_noise;         /* logprob perturbation amplitude (nats) in effect: fp8 KV on a
 				   * checkpoint without KV scales, else 0 (logprob.c) */
+	int spec_k;               /* MTP: num_speculative_tokens, 0 = no speculative decoding */
+	double spec_accept;       /* STANDIN_MTP_ACCEPT: share of draft tokens accepted */
+	unsigned long long gen_tokens, spec_drafts, spec_draft_tokens, spec_accepted;
 	const char *host;
 	int port;
 	const char *api_key;      /* --api-key or VLLM_API_KEY; NULL = open */
@@ -173,6 +176,7 @@ struct reply {
 	size_t cut_after;         /* > 0: drop the connection after this many frames */
 	char id[64];
 	bool hang;                /* accepted, never answered (the sm_110 pooling hang) */
+	char *text;               /* owned; a text/plain body (/metrics) instead of body */
 };
 void reply_json(struct reply *r, unsigned status, json_t *body);
 void reply_error(struct reply *r, unsigned status, const char *param, const char *msg);
@@ -191,6 +195,12 @@ bool model_ok(struct reply *r, json_t *req);
  * FAULT_MTP_NO_KERNEL, the missing-kernel error), a 500. */
 void engine_dies(struct reply *r);
 extern struct standin *S;
+
+/* metrics.c — speculative decoding (MTP) and GET /metrics. */
+int spec_tokens(const char *speculative);  /* num_speculative_tokens of an MTP config, else 0 */
+void spec_setup(struct standin *s, const char *speculative); /* spec_k, spec_accept; scales token_ms */
+void spec_observe(int completion_tokens);  /* count one finished generation */
+void api_metrics(struct reply *r);
 
 /* generate.c / pool.c — route handlers (req borrowed). */
 void api_chat(struct reply *r, json_t *req);
