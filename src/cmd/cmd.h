@@ -64,10 +64,12 @@ struct gw_life {
 	char *bind; /* from the settings; NULL when they did not load (stop) */
 	int port, drain_s;
 };
-/* Read the gateway's settings (an error only when need_settings) and find
- * its process. */
-int gw_life_open(struct gw_life *l, const char *dir, bool skip, bool need_settings, struct err **err);
 void gw_life_close(struct gw_life *l);
+/* The deploy dir's fleet, and its gateway's life: the gateway's settings read
+ * (an error only when need_settings) and its process found. Opened together
+ * (serve, stop); on failure neither is left open. */
+int gw_life_open_fleet(struct fleet *f, struct gw_life *l, const char *dir, bool skip,
+		       bool need_settings, struct err **err);
 /* What serve (up) or stop would do: {action: start|reload|external|skip |
  * stop|none, ok, url?, log?, pid?}. */
 json_t *gw_life_plan(const struct gw_life *l, bool up);

@@ -18,7 +18,8 @@
 #define GW_DEFAULT_DRAIN_S 30
 #define GW_KILL_GRACE_MS 5000
 
-int gw_life_open(struct gw_life *l, const char *dir, bool skip, bool need_settings, struct err **err)
+static int gw_life_open(struct gw_life *l, const char *dir, bool skip, bool need_settings,
+			struct err **err)
 {
 	memset(l, 0, sizeof(*l));
 	l->skip = skip;
@@ -40,6 +41,18 @@ int gw_life_open(struct gw_life *l, const char *dir, bool skip, bool need_settin
 	}
 	err_free(ce);
 	return gwproc_read(&l->proc, dir, err);
+}
+
+int gw_life_open_fleet(struct fleet *f, struct gw_life *l, const char *dir, bool skip,
+		       bool need_settings, struct err **err)
+{
+	if (fleet_load(f, dir, err) < 0)
+		return -1;
+	if (gw_life_open(l, f->dir, skip, need_settings, err) < 0) {
+		fleet_free(f);
+		return -1;
+	}
+	return 0;
 }
 
 void gw_life_close(struct gw_life *l)

@@ -319,14 +319,10 @@ CMD(serve)
 		return code;
 	struct err *e = NULL;
 	struct fleet fleet;
-	if (fleet_load(&fleet, ctx->dir, &e) < 0)
-		return cmd_fail(ctx, e);
 	/* the gateway's settings are checked before anything starts */
 	struct gw_life gl;
-	if (gw_life_open(&gl, fleet.dir, so.no_gateway, true, &e) < 0) {
-		fleet_free(&fleet);
+	if (gw_life_open_fleet(&fleet, &gl, ctx->dir, so.no_gateway, true, &e) < 0)
 		return cmd_fail(ctx, e);
-	}
 	/* Device memory: the detected total, else the host's MemTotal. */
 	uint64_t device = 0, free_now = 0;
 	_cleanup_free_ char *device_src = NULL;

@@ -215,14 +215,10 @@ CMD(stop)
 		return code;
 	struct err *e = NULL;
 	struct fleet fleet;
-	if (fleet_load(&fleet, ctx->dir, &e) < 0)
-		return cmd_fail(ctx, e);
 	/* the gateway is stopped even when its settings no longer load */
 	struct gw_life gl;
-	if (gw_life_open(&gl, fleet.dir, o.no_gateway, false, &e) < 0) {
-		fleet_free(&fleet);
+	if (gw_life_open_fleet(&fleet, &gl, ctx->dir, o.no_gateway, false, &e) < 0)
 		return cmd_fail(ctx, e);
-	}
 	code = 0;
 	json_auto_t *res = json_pack("{s:s, s:b}", "dir", fleet.dir, "applied", o.apply);
 	if (o.apply) {
