@@ -268,7 +268,7 @@ static const struct command commands[] = {
 	  "_CONNECT_TIMEOUT (5 s), _READ_TIMEOUT (600 s), _REQUEST_TIMEOUT (0: none),\n"
 	  "_IDLE_TIMEOUT (60 s), _DRAIN_TIMEOUT (30 s), _HEALTH_INTERVAL_MS (5000),\n"
 	  "_HEALTH_TIMEOUT_MS (3000), _SWAP_MAX / _IOWAIT_MAX (percent; 100 = off),\n"
-	  "_PEER_<ROLE> (hosted_by of an infeasible role), _WORKERS (worker loops,\n"
+	  "_PEER_<ROLE> (hosted_by of an infeasible role: http(s)://HOST[:PORT]), _WORKERS (worker loops,\n"
 	  "1-64; default the online CPUs, at most 8; each serves its connections\n"
 	  "wholly, all on the one port). Aliases: data/gateway/ and DIR/gateway.yaml\n"
 	  "(`aliases: {NAME: ROLE}`).\n"

@@ -23,6 +23,7 @@
 
 #include "../lib/gateway/gateway.h"
 #include "../lib/util/fs.h"
+#include "../lib/util/secret.h"
 #include "../lib/util/cleanup.h"
 #include "cmd.h"
 
@@ -33,9 +34,12 @@ static void log_line(void *ud, const char *line)
 	fflush(stderr);
 }
 
+/* An event of this command (reloaded, reload-failed): its message goes
+ * through the one masking rule, as every error the command prints does. */
 static void log_event(const char *event, const char *msg)
 {
-	json_t *o = json_pack("{s:s, s:s}", "event", event, "message", msg);
+	_cleanup_free_ char *masked = secret_mask_text(msg);
+	json_t *o = json_pack("{s:s, s:s}", "event", event, "message", masked ? masked : "");
 	char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	log_line(NULL, s);
 	free(s);

@@ -12,7 +12,9 @@
  * run (the render checks every 15 s) the engine says "starting". For a
  * running role that is "starting" or has no healthcheck, status asks the
  * same question itself — GET http://127.0.0.1:PORT/health, bounded — so a
- * role `serve` just proved ready is not reported as failing.
+ * role `serve` just proved ready is not reported as failing. The gateway is
+ * asked where its settings bind it (LOBES_GATEWAY_BIND; a wildcard bind on
+ * loopback).
  *
  * Exit: 0 every feasible role running and healthy; 1 some is not; 3 no
  * .env in the deploy dir; 4 the engine cannot be reached (the roles are
@@ -191,7 +193,7 @@ static void print_text(const struct ctx *ctx, const json_t *res)
 	}
 	const json_t *gw = json_object_get(res, "gateway");
 	long long gpid = json_integer_value(json_object_get(gw, "pid"));
-	printf("%-10s 127.0.0.1:%lld %s", "gateway", (long long)json_integer_value(json_object_get(gw, "port")),
+	printf("%-10s %s:%lld %s", "gateway", jstr(gw, "bind"), (long long)json_integer_value(json_object_get(gw, "port")),
 	       json_is_true(json_object_get(gw, "running")) ? "running" : "not running");
 	if (gpid)
 		printf(" (pid %lld, started by lobes serve; log %s)", gpid, jstr(gw, "log"));
@@ -300,11 +302,11 @@ CMD(status)
 	const char *gp = env_get(&env, "LOBES_GATEWAY_PORT");
 	long gport = gp && *gp ? strtol(gp, NULL, 10) : 8000;
 	const char *gb = env_get(&env, "LOBES_GATEWAY_BIND");
+	gb = gb && *gb ? gb : "127.0.0.1";
 	json_object_set_new(res, "gateway",
-			    json_pack("{s:s, s:i, s:b}", "bind", gb && *gb ? gb : "127.0.0.1", "port",
-				      (int)gport,
-				      "running", gport > 0 && gport < 65536 &&
-						http_health((int)gport, HEALTH_TIMEOUT_MS) == 200));
+			    json_pack("{s:s, s:i, s:b}", "bind", gb, "port", (int)gport, "running",
+				      gport > 0 && gport < 65536 &&
+					      http_health_at(gb, (int)gport, HEALTH_TIMEOUT_MS) == 200));
 	/* the one `lobes serve` started, when it runs (src/lib/runtime/gateway_proc.c) */
 	struct gwproc gproc;
 	if (gwproc_read(&gproc, ctx->dir, NULL) == 0 && gproc.pid) {

@@ -48,6 +48,13 @@ static void test_text(void **state)
 	check("authorization=Basic dXNlcjpwYXNz", "authorization=Basic <hidden>");
 	check("using hf_AbCdEfGhIjKlMnOpQrStUvWx12 to download", "using <hidden> to download");
 	check("hf_short stays", "hf_short stays");
+	/* a URL's userinfo, whatever the scheme; a URL without one is kept */
+	check("origin 'http://user:canary-pw@10.0.0.2:8000' is not valid",
+	      "origin 'http://<hidden>@10.0.0.2:8000' is not valid");
+	check("https://tok@h/x and redis://:pw@h", "https://<hidden>@h/x and redis://<hidden>@h");
+	check("{\"origin\": \"http://u:p@h\"}", "{\"origin\": \"http://<hidden>@h\"}");
+	check("http://host:8000/v1?user=a@b", "http://host:8000/v1?user=a@b");
+	check("http://host/a@b mail x@y ://@h", "http://host/a@b mail x@y ://@h");
 	/* the hf_ shape: exactly 20 letters/digits after the prefix is a token, 19 is not */
 	check("x hf_abcdefghij0123456789 y", "x <hidden> y");
 	check("x hf_abcdefghij012345678 y", "x hf_abcdefghij012345678 y");

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../gateway/gateway.h"
+#include "../runtime/runtime.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "doctor_int.h"
@@ -30,13 +31,14 @@ static size_t keep(char *p, size_t s, size_t n, void *ud)
 	return len;
 }
 
-/* GET http://127.0.0.1:port/health: the status (0: nothing answered). */
-static long health(int port, char *body)
+/* GET /health where a gateway bound to BIND:PORT is reached: the status
+ * (0: nothing answered). */
+static long health(const char *bind, int port, char *body)
 {
 	CURL *e = curl_easy_init();
 	if (!e)
 		return 0;
-	_cleanup_free_ char *url = xasprintf("http://127.0.0.1:%d/health", port);
+	_cleanup_free_ char *url = http_url_for_bind(bind, port, "/health");
 	curl_easy_setopt(e, CURLOPT_URL, url);
 	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, 2000L);
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
@@ -92,7 +94,7 @@ void check_gateway(struct doctor_ctx *x)
 		doc_add(x->r, "gateway", gw_bind_is_loopback(c->bind) ? SEV_INFO : SEV_ERROR,
 			"gateway has no API key; it binds %s", c->bind);
 	char body[512] = "";
-	long code = health(c->port, body);
+	long code = health(c->bind, c->port, body);
 	if (code == 200 && strstr(body, "\"roles_ready\""))
 		doc_add(x->r, "gateway", SEV_OK, "gateway answers on %s:%d", c->bind, c->port);
 	else if (code)
@@ -100,8 +102,8 @@ void check_gateway(struct doctor_ctx *x)
 			"port %d answers HTTP %ld but not as lobes gateway: the gateway cannot bind it",
 			c->port, code)->remedy = xstrdup("free the port or set LOBES_GATEWAY_PORT in .env");
 	else
-		doc_add(x->r, "gateway", SEV_INFO, "gateway not running (port %d free on 127.0.0.1)",
-			c->port);
+		doc_add(x->r, "gateway", SEV_INFO, "gateway not running (nothing answers on %s:%d)",
+			c->bind, c->port);
 	for (int r = 0; r < ROLE__COUNT; r++) {
 		if (!c->roles[r].feasible)
 			continue;

@@ -308,8 +308,11 @@ static int env_setting(struct gw_config *c, const struct env_file *e, const char
 		c->roles[r].max_inflight = (int)n;
 		_cleanup_free_ char *kp = xasprintf("LOBES_GATEWAY_PEER_%s", k);
 		const struct env_entry *p = env_find(e, kp);
-		if (p && *p->value)
-			c->roles[r].hosted_by = xstrdup(p->value);
+		if (p && *p->value && !(c->roles[r].hosted_by = gw_origin_normalise(p->value)))
+			return err_set(err, EXIT_CONFIG,
+				       "%s:%d: %s '%s' is not valid; expected http(s)://HOST[:PORT] of the "
+				       "box that serves the role",
+				       path, p->line, kp, p->value);
 	}
 	return 0;
 }

@@ -102,7 +102,7 @@ static bool name_ok(const char *s)
 }
 
 /* scheme://host[:port] with nothing after it (a "/" alone is dropped). */
-static char *origin_normalise(const char *s)
+char *gw_origin_normalise(const char *s)
 {
 	CURLU *u = curl_url();
 	char *scheme = NULL, *host = NULL, *port = NULL, *path = NULL, *q = NULL, *user = NULL,
@@ -184,7 +184,7 @@ static int parse_peer(struct gw_peers *ps, struct fy_node *k, struct fy_node *v,
 		struct fy_node *fk = fy_node_pair_key(fp), *fv = fy_node_pair_value(fp);
 		const char *ks = scalar(fk), *vs = scalar(fv);
 		if (ks && !strcmp(ks, "origin")) {
-			if (!vs || !(p->origin = origin_normalise(vs)))
+			if (!vs || !(p->origin = gw_origin_normalise(vs)))
 				return perr(name, fv ? fv : fk, err,
 					    "origin '%s' of peer '%s' is not valid; expected http(s)://HOST[:PORT] of its gateway",
 					    vs ? vs : "", pn);

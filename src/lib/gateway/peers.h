@@ -79,4 +79,9 @@ json_t *gw_fleet(const struct gw_config *c, int timeout_ms);
  * level: ok|warning|error, peer, message}]. */
 json_t *gw_fleet_links(const struct gw_config *c, int timeout_ms);
 
+/* http(s)://HOST[:PORT] of a peer's gateway, normalised (a lone "/" path
+ * dropped); NULL when s has a user, a path, a query or a fragment, or
+ * another scheme. */
+char *gw_origin_normalise(const char *s);
+
 #endif

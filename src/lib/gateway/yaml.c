@@ -1,7 +1,8 @@
 /*
  * yaml.c — the one YAML document reader of the gateway's files (settings,
  * aliases, peers): below both config.c and peers.c, which each read their
- * file through it, so neither calls the other for it.
+ * file through it, so neither calls the other for it. One document per
+ * file: a second one is an error at its position, never silently dropped.
  */
 #include <libfyaml.h>
 
@@ -13,7 +14,7 @@ struct fy_document *gw_yaml_parse(const char *text, size_t len, const char *name
 				  struct err **err)
 {
 	struct fy_document *d = NULL;
-	if (yaml_doc_parse(name, text, len, 0, "a mapping", &d, err) < 0)
+	if (yaml_doc_parse(name, text, len, YAML_DOC_ONLY_ONE, "a mapping", &d, err) < 0)
 		return NULL;
 	if (!d)
 		err_set(err, EXIT_CONFIG, "%s:1:1: invalid YAML: parse error; expected a mapping", name);

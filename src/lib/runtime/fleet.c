@@ -116,13 +116,22 @@ static size_t discard(char *p, size_t s, size_t n, void *ud)
 	return s * n;
 }
 
-int http_health(int port, int timeout_ms)
+char *http_url_for_bind(const char *bind, int port, const char *path)
+{
+	if (!bind || !*bind || !strcmp(bind, "0.0.0.0"))
+		bind = "127.0.0.1";
+	else if (!strcmp(bind, "::") || !strcmp(bind, "[::]"))
+		bind = "::1";
+	bool v6 = strchr(bind, ':') && bind[0] != '[';
+	return xasprintf("http://%s%s%s:%d%s", v6 ? "[" : "", bind, v6 ? "]" : "", port, path);
+}
+
+int http_health_at(const char *bind, int port, int timeout_ms)
 {
 	CURL *c = curl_easy_init();
 	if (!c)
 		return 0;
-	char url[64];
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/health", port);
+	_cleanup_free_ char *url = http_url_for_bind(bind, port, "/health");
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
@@ -133,4 +142,9 @@ int http_health(int port, int timeout_ms)
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
 	curl_easy_cleanup(c);
 	return (int)code;
+}
+
+int http_health(int port, int timeout_ms)
+{
+	return http_health_at("127.0.0.1", port, timeout_ms);
 }

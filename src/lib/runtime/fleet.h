@@ -44,4 +44,13 @@ void log_phase_scan(const char *log, struct log_phase *p);
 /* GET http://127.0.0.1:PORT/health; the HTTP status, 0 when nothing answered. */
 int http_health(int port, int timeout_ms);
 
+/* The URL at which a server bound to BIND:PORT is reached from this box:
+ * a wildcard bind ("0.0.0.0", "", NULL) is asked on 127.0.0.1, "::" on
+ * [::1], an IPv6 literal in brackets, anything else as it is. path starts
+ * with '/'. Caller frees. */
+char *http_url_for_bind(const char *bind, int port, const char *path);
+
+/* http_health, asked where a server bound to BIND listens. */
+int http_health_at(const char *bind, int port, int timeout_ms);
+
 #endif

@@ -4,8 +4,10 @@
  * Text is scanned once, left to right: at each name (a run of letters,
  * digits, '_', '.', '-') followed by a separator ('=' or ':', or a space
  * after a --flag), the name decides whether the value after it is hidden;
- * Hugging Face-shaped tokens are hidden wherever they stand; remembered
- * values last, by plain search. The scan is linear in the text.
+ * Hugging Face-shaped tokens are hidden wherever they stand; so is the
+ * userinfo of a URL ("http://user:password@host" prints as
+ * "http://<hidden>@host"), whatever its scheme; remembered values last, by
+ * plain search. The scan is linear in the text.
  */
 #include <ctype.h>
 #include <pthread.h>
@@ -178,6 +180,18 @@ static size_t hf_token_len(const char *p)
 	return n >= 23 ? n : 0;
 }
 
+/* At p, "://": the length of "://USERINFO@" when a userinfo follows (the
+ * characters before the first '@' that end no authority), else 0. */
+static size_t userinfo_len(const char *p)
+{
+	if (strncmp(p, "://", 3) != 0)
+		return 0;
+	size_t n = 3;
+	while (p[n] && !isspace((unsigned char)p[n]) && !strchr("/?#@\"'<>", p[n]))
+		n++;
+	return p[n] == '@' && n > 3 ? n + 1 : 0;
+}
+
 /* The end of a value starting at v; quote is the quote it opened with. */
 static const char *value_end(const char *v, char quote)
 {
@@ -253,6 +267,11 @@ char *secret_mask_text(const char *text)
 	while (text[i]) {
 		bool start = i == 0 || !name_char(text[i - 1]);
 		size_t n;
+		if ((n = userinfo_len(text + i))) {
+			buf_adds(&b, "://" SECRET_MASK "@");
+			i += n;
+			continue;
+		}
 		if (start && (n = hf_token_len(text + i))) {
 			buf_adds(&b, SECRET_MASK);
 			i += n;
