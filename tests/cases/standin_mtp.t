@@ -3,7 +3,8 @@
 # (tests/standin/metrics.c): with an MTP --speculative-config the token
 # spacing is divided by 1+k*A (STANDIN_MTP_ACCEPT = A), GET /metrics carries
 # vLLM's spec-decode counters at acceptance A, and the answers are the same
-# as without it; without one /metrics has no spec-decode counters.
+# as without it; without one /metrics has no spec-decode counters. The fault
+# knob STANDIN_MTP_DRIFT changes a share of the answers with MTP on only.
 . "${LOBES_SRC:-.}/tests/lib.sh"
 . "$SRC/tests/standin/lib.sh"
 [ -x "$STANDIN" ] || skip_all "stand-in not built ($STANDIN; make test-helpers)"
@@ -74,6 +75,26 @@ standin_stop_all
 STANDIN_MTP_ACCEPT=3 standin_start clamp "$CORTEX" --served-model-name cortex --speculative-config '{"method": "mtp"}'
 like "$(cat "$STANDIN_LOG")" "standin: MTP k=1, acceptance 1\.00" "an acceptance above 1 is held at 1"
 standin_stop_all
+# ---- the fault: STANDIN_MTP_DRIFT changes answers with MTP on, never without it -------
+STANDIN_MTP_DRIFT=1 standin_start drift "$CORTEX" --served-model-name cortex \
+	--speculative-config '{"method": "mtp", "num_speculative_tokens": 2}'
+ask
+is "$ANSWERS" "$(printf '%s' "$OFF_ANSWERS" | sed 's/^/Perhaps /')"$'\n' "drift 1: every answer changed (\"Perhaps \" in front)"
+standin_stop_all
+STANDIN_MTP_DRIFT=0.5 standin_start half "$CORTEX" --served-model-name cortex \
+	--speculative-config '{"method": "mtp", "num_speculative_tokens": 2}'
+ask
+HALF=$ANSWERS
+changed=$(printf '%s' "$HALF" | grep -c '^Perhaps ')
+[ "$changed" -gt 0 ] && [ "$changed" -lt 3 ]; ok $? "drift 0.5: some answers changed, not all ($changed of 3)"
+ask
+is "$ANSWERS" "$HALF" "the same prompts change on every ask (a hash of the prompt)"
+standin_stop_all
+STANDIN_MTP_DRIFT=1 standin_start driftoff "$CORTEX" --served-model-name cortex
+ask
+is "$ANSWERS" "$OFF_ANSWERS" "drift without MTP: the answers are unchanged"
+standin_stop_all
+
 standin_start ngram "$CORTEX" --served-model-name cortex --speculative-config '{"method": "ngram", "num_speculative_tokens": 2}'
 unlike "$(cat "$STANDIN_LOG")" "standin: MTP" "a non-MTP speculative method is not modelled"
 standin_stop_all

@@ -433,6 +433,8 @@ void help(void)
 	       "                        share of draft tokens accepted (default 0.7); a decode\n"
 	       "                        step yields 1+k*A tokens, so STANDIN_TOKEN_MS is divided\n"
 	       "                        by 1+k*A; GET /metrics counts drafts at that rate\n"
+	       "  STANDIN_MTP_DRIFT     fault: with MTP, the share of prompts whose answer\n"
+	       "                        changes (\"Perhaps \" in front; default 0: lossless)\n"
 	       "  STANDIN_FIRST_TOKEN_MS  ms before a stream's first frame, the prefill (default 0)\n"
 	       "  STANDIN_503_EVERY     answer every Nth generate request 503 (default 0: never)\n"
 	       "  STANDIN_DROP_EVERY    drop the connection of every Nth stream after its first\n"

@@ -295,8 +295,10 @@ void api_chat(struct reply *r, json_t *req)
 			 prompt, call ? "with the tool" : "briefly");
 	if (S->fault == FAULT_CORRUPT_THEN_DIE)
 		snprintf(text, sizeof text, "%s", model_garbage_reply());
-	else if (!call)
+	else if (!call) {
 		model_chat_reply(prompt, text, sizeof text);
+		spec_drift(prompt, text, sizeof text);
+	}
 	else
 		text[0] = '\0';
 	snprintf(raw + strlen(raw), sizeof raw - strlen(raw), "%s", text);
@@ -483,6 +485,7 @@ void api_completions(struct reply *r, json_t *req)
 		if (!p)
 			continue;
 		model_chat_reply(p, reply, sizeof reply);
+		spec_drift(p, reply, sizeof reply);
 		if (ignore_eos && limit > 0) {
 			text = fill_words(reply, limit);
 			cut = true;

@@ -54,6 +54,28 @@ void spec_setup(struct standin *s, const char *speculative)
 	if (s->spec_accept > 1)
 		s->spec_accept = 1;
 	s->token_ms = lround((double)s->token_ms / (1 + s->spec_k * s->spec_accept));
+	s->spec_drift = env_double("STANDIN_MTP_DRIFT", 0);
+	if (!(s->spec_drift >= 0))
+		s->spec_drift = 0;
+	if (s->spec_drift > 1)
+		s->spec_drift = 1;
+}
+
+void spec_drift(const char *prompt, char *text, size_t size)
+{
+	unsigned long h = 2166136261u; /* FNV-1a of the prompt */
+
+	if (!S->spec_k || S->spec_drift <= 0)
+		return;
+	for (const unsigned char *p = (const unsigned char *)prompt; *p; p++)
+		h = ((h ^ *p) * 16777619u) & 0xffffffffu;
+	if ((double)(h % 1000) >= S->spec_drift * 1000)
+		return;
+	size_t n = strlen(text);
+	if (n + 9 > size)
+		return;
+	memmove(text + 8, text, n + 1);
+	memcpy(text, "Perhaps ", 8);
 }
 
 void spec_observe(int completion_tokens)

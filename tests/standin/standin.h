@@ -66,6 +66,7 @@ struct standin {
 				   * checkpoint without KV scales, else 0 (logprob.c) */
 	int spec_k;               /* MTP: num_speculative_tokens, 0 = no speculative decoding */
 	double spec_accept;       /* STANDIN_MTP_ACCEPT: share of draft tokens accepted */
+	double spec_drift;        /* STANDIN_MTP_DRIFT: share of prompts whose answer MTP changes */
 	unsigned long long gen_tokens, spec_drafts, spec_draft_tokens, spec_accepted;
 	const char *host;
 	int port;
@@ -200,6 +201,7 @@ extern struct standin *S;
 int spec_tokens(const char *speculative);  /* num_speculative_tokens of an MTP config, else 0 */
 void spec_setup(struct standin *s, const char *speculative); /* spec_k, spec_accept; scales token_ms */
 void spec_observe(int completion_tokens);  /* count one finished generation */
+void spec_drift(const char *prompt, char *text, size_t size); /* STANDIN_MTP_DRIFT's change */
 void api_metrics(struct reply *r);
 
 /* generate.c / pool.c — route handlers (req borrowed). */
