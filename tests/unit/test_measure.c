@@ -116,12 +116,63 @@ static void test_figures(void **state)
 	json_decref(b);
 }
 
+/* vLLM's spec-decode counters from Prometheus text: summed over label sets,
+ * a '}' or space inside a quoted label value, comments skipped, a metric
+ * whose name only starts the same not taken, absence is "not present",
+ * a malformed sample an error; the delta of two reads and its rates. */
+static void test_spec_counters(void **state)
+{
+	(void)state;
+	struct spec_counters c;
+	const char *text =
+		"# HELP vllm:spec_decode_num_drafts_total Number of spec decoding drafts.\n"
+		"# TYPE vllm:spec_decode_num_drafts_total counter\n"
+		"vllm:spec_decode_num_drafts_total{engine=\"0\",model_name=\"cortex\"} 10.0\n"
+		"vllm:spec_decode_num_draft_tokens_total{engine=\"0\",model_name=\"cortex\"} 20.0\n"
+		"vllm:spec_decode_num_draft_tokens_total{engine=\"1\",model_name=\"a} b\"} 4\n"
+		"vllm:spec_decode_num_accepted_tokens_total{engine=\"0\",model_name=\"cortex\"} 13.0\n"
+		"vllm:spec_decode_num_accepted_tokens_per_pos_total{position=\"0\"} 99.0\n"
+		"vllm:spec_decode_num_accepted_tokens_created{engine=\"0\"} 1.7e9\n"
+		"vllm:spec_decode_num_drafts_totalx{engine=\"0\"} 5.0\n"
+		"vllm:generation_tokens_total{engine=\"0\"} 40.0\n";
+	assert_int_equal(measure_spec_parse(text, &c), 4);
+	assert_true(c.present);
+	assert_true(c.drafts == 10 && c.draft_tokens == 24 && c.accepted == 13);
+	/* no label set, a timestamp after the value */
+	assert_int_equal(measure_spec_parse("vllm:spec_decode_num_draft_tokens_total 8 1700000000\n"
+					    "vllm:spec_decode_num_accepted_tokens_total 6", &c), 2);
+	assert_true(c.present && c.draft_tokens == 8 && c.accepted == 6 && c.drafts == 0);
+	/* without speculative decoding vLLM registers none */
+	assert_int_equal(measure_spec_parse("vllm:generation_tokens_total{engine=\"0\"} 40.0\n", &c), 0);
+	assert_false(c.present);
+	assert_int_equal(measure_spec_parse("", &c), 0);
+	assert_false(c.present);
+	/* malformed: no value, an unclosed label set, a negative count, half the pair */
+	assert_int_equal(measure_spec_parse("vllm:spec_decode_num_draft_tokens_total{a=\"1\"}\n", &c), -1);
+	assert_int_equal(measure_spec_parse("vllm:spec_decode_num_draft_tokens_total{a=\"}\" 3\n", &c), -1);
+	assert_int_equal(measure_spec_parse("vllm:spec_decode_num_draft_tokens_total -3\n"
+					    "vllm:spec_decode_num_accepted_tokens_total 1\n", &c), -1);
+	assert_int_equal(measure_spec_parse("vllm:spec_decode_num_draft_tokens_total 3\n", &c), -1);
+
+	struct spec_counters a = { true, 2, 4, 3 }, b = { true, 12, 24, 17 }, none = { 0 };
+	json_auto_t *d = measure_spec_delta(&a, &b);
+	assert_true(json_real_value(json_object_get(d, "draft_tokens")) == 20);
+	assert_true(json_real_value(json_object_get(d, "accepted_tokens")) == 14);
+	assert_true(fabs(json_real_value(json_object_get(d, "acceptance_rate")) - 0.7) < 1e-12);
+	assert_true(fabs(json_real_value(json_object_get(d, "mean_acceptance_length")) - 2.4) < 1e-12);
+	json_auto_t *z = measure_spec_delta(&b, &b);
+	assert_true(json_is_null(json_object_get(z, "acceptance_rate")));
+	assert_true(json_is_null(json_object_get(z, "mean_acceptance_length")));
+	json_auto_t *n = measure_spec_delta(&none, &none);
+	assert_true(json_is_null(n));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_percentile), cmocka_unit_test(test_summary),
 		cmocka_unit_test(test_prompt), cmocka_unit_test(test_shape),
-		cmocka_unit_test(test_figures),
+		cmocka_unit_test(test_figures), cmocka_unit_test(test_spec_counters),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

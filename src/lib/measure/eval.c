@@ -180,6 +180,10 @@ json_t *eval_collect(const struct eval_side *s, const struct eval_opts *o, struc
 		return NULL;
 	}
 	json_t *ids = NULL, *plp = NULL;
+	if (o->answers_only) {
+		json_t *tasks = ask_tasks(s, o, err);
+		return tasks ? json_pack("{s:o, s:o}", "side", side_json(s), "tasks", tasks) : NULL;
+	}
 	if (side_logprobs(s, text, o->top_k, o->timeout_s, &ids, &plp, err) < 0)
 		return NULL;
 	json_t *tasks = ask_tasks(s, o, err);
@@ -250,6 +254,15 @@ json_t *eval_compare_runs(const json_t *ra, const json_t *rb, struct err **err)
 		return NULL;
 	}
 	return json_pack("{s:O, s:O, s:o, s:o}", "a", sa, "b", sb, "logprobs", fig, "tasks", tasks);
+}
+
+json_t *eval_compare_answers(const json_t *ra, const json_t *rb, struct err **err)
+{
+	json_t *tasks = compare_answers(json_object_get(ra, "tasks"), json_object_get(rb, "tasks"), err);
+	if (!tasks)
+		return NULL;
+	return json_pack("{s:O, s:O, s:o}", "a", json_object_get(ra, "side"), "b",
+			 json_object_get(rb, "side"), "tasks", tasks);
 }
 
 json_t *eval_compare(const struct eval_side *a, const struct eval_side *b,

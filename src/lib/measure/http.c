@@ -76,6 +76,21 @@ long measure_post_json(const char *origin, const char *path, const char *bearer,
 	return status;
 }
 
+long measure_get_text(const char *origin, const char *path, const char *bearer, double timeout_s,
+		      char **out, struct err **err)
+{
+	_cleanup_free_ char *url = xasprintf("%s%s", origin, path);
+	struct buf b;
+
+	*out = NULL;
+	buf_init(&b, MAX_BODY);
+	long status = request(url, bearer, NULL, timeout_s, &b, err);
+	if (status >= 0)
+		*out = buf_take(&b);
+	buf_free(&b);
+	return status;
+}
+
 char *measure_engine_version(const char *origin, const char *bearer, double timeout_s)
 {
 	_cleanup_free_ char *url = xasprintf("%s/version", origin);

@@ -100,6 +100,28 @@ char *measure_first_model(const char *origin, const char *bearer, double timeout
  * Caller frees. */
 char *bench_report_md(const json_t *result);
 
+/* ---- an engine's speculative decoding (metrics.c) ------------------------ */
+
+/* vLLM's spec-decode counters (vllm:spec_decode_num_drafts_total,
+ * _num_draft_tokens_total, _num_accepted_tokens_total), summed over their
+ * label sets. present: the engine exposes them (vLLM registers them only
+ * with speculative decoding). */
+struct spec_counters {
+	bool present;
+	double drafts, draft_tokens, accepted;
+};
+/* Read them from Prometheus text: the number of samples read, or -1 when
+ * one is malformed or draft tokens come without accepted ones. Pure. */
+int measure_spec_parse(const char *text, struct spec_counters *out);
+/* GET origin/metrics and read them; -1 with err (EXIT_RUNTIME). */
+int measure_spec_decode(const char *origin, const char *bearer, double timeout_s,
+			struct spec_counters *out, struct err **err);
+/* What happened between two reads: {drafts, draft_tokens, accepted_tokens,
+ * acceptance_rate (accepted / draft tokens), mean_acceptance_length (1 +
+ * accepted / drafts)}, a rate null over no draft; JSON null when after has
+ * no counters. New reference. */
+json_t *measure_spec_delta(const struct spec_counters *before, const struct spec_counters *after);
+
 /* ---- eval ---------------------------------------------------------------- */
 
 /* One side of a comparison. Strings borrowed. */
@@ -116,6 +138,7 @@ struct eval_opts {
 	const char *tasks;     /* task set name in data/evals (NULL: synthetic) */
 	long max_tasks;        /* 0: all */
 	double timeout_s;
+	bool answers_only;     /* eval_collect asks only the task set (no prompt_logprobs) */
 };
 
 /* Compare a (the baseline) with b: prompt_logprobs on the reference text,
@@ -127,8 +150,13 @@ json_t *eval_compare(const struct eval_side *a, const struct eval_side *b,
 
 /* One side's answers, to compare later with another's: {side, reference,
  * top_k, token_ids, prompt_logprobs, tasks: {set, synthetic, seed, answers:
- * [{id, answer, want}]}}, or NULL with err as eval_compare. */
+ * [{id, answer, want}]}} ({side, tasks} with answers_only), or NULL with
+ * err as eval_compare. */
 json_t *eval_collect(const struct eval_side *s, const struct eval_opts *o, struct err **err);
+/* The answers' half of a comparison of two collected runs (a the baseline;
+ * answers_only runs do): {a, b, tasks{tasks, accuracy_a, accuracy_b,
+ * accuracy_delta, agreement, disagreements, ...}}, or NULL with err. */
+json_t *eval_compare_answers(const json_t *a, const json_t *b, struct err **err);
 /* The comparison of two collected runs (a the baseline), as eval_compare. */
 json_t *eval_compare_runs(const json_t *a, const json_t *b, struct err **err);
 

@@ -32,4 +32,9 @@ const char *measure_data(const char *path, size_t *len);
 long measure_post_json(const char *origin, const char *path, const char *bearer,
 		       const json_t *body, double timeout_s, json_t **out, struct err **err);
 
+/* GET origin+path with the bearer, bounded; the body as text in *out
+ * (caller frees). Returns the HTTP status, or -1 with err (EXIT_RUNTIME). */
+long measure_get_text(const char *origin, const char *path, const char *bearer, double timeout_s,
+		      char **out, struct err **err);
+
 #endif
