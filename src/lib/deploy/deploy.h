@@ -69,6 +69,30 @@ int deploy_env_set(const char *dir, const char *key, const char *value, char **b
 /* Put .env back to exactly these bytes (a commit under the lock, 0600). */
 int deploy_env_put(const char *dir, const char *bytes, size_t len, struct err **err);
 
+/* Files of the deploy dir as they were before a trial. */
+struct deploy_saved_file {
+	char *name, *bytes;
+	size_t len;
+	mode_t mode;
+};
+struct deploy_saved {
+	struct deploy_saved_file *f;
+	size_t n;
+};
+/* A knob `lobes init` renders into the compose file, set for a while
+ * (envset.c): KEY=VALUE in .env (only that line changed), the dir rendered
+ * with that edit, and .env plus every existing compose file the render
+ * changes committed as one step (no backup; the state file untouched).
+ * *saved gets the replaced files' bytes and modes (.env first). -1 with
+ * err: nothing changed. */
+int deploy_knob_trial(const char *dir, const char *key, const char *value, struct deploy_saved *saved,
+		      struct err **err);
+/* Put every saved file back, byte for byte, as one commit under the lock. */
+int deploy_saved_put(const char *dir, const struct deploy_saved *s, struct err **err);
+/* Whether each saved file now has exactly its saved bytes. */
+bool deploy_saved_same(const char *dir, const struct deploy_saved *s);
+void deploy_saved_free(struct deploy_saved *s);
+
 struct kept_value {
 	char *key, *yours, *lobes; /* lobes: what the render alone would write (NULL: no such key) */
 	bool secret;
