@@ -216,7 +216,7 @@ static const struct command commands[] = {
 	  "                the version in the log's banner, else none)\n"
 	  "Exit 1 when a log is fatal, 0 otherwise, 3 when an input cannot be\n"
 	  "read or a signature file is bad, 4 when a role's log cannot be fetched.\n" },
-	{ "verify", cmd_verify, "lobes verify [--role R] [--no-probe] [--timeout S] [--max-tasks N] [--boot-wait S] QUESTION | --list",
+	{ "verify", cmd_verify, "lobes verify [--role R] [--no-probe] [--timeout S] [--max-tasks N] [--requests N] [--boot-wait S] QUESTION | --list",
 	  "answer a recorded question against the running fleet and write an evidence record",
 	  "Read-only: looks at the running role (effective args and env, boot log\n"
 	  "signatures, image, vLLM version, checkpoint facts, its probe), routes the\n"
@@ -233,12 +233,19 @@ static const struct command commands[] = {
 	  "(the rest of the fleet untouched), compares the two as `lobes eval compare`\n"
 	  "does (auto the baseline), puts .env back byte for byte and routes on the\n"
 	  "thresholds of data/questions/fp8-kv-accuracy.yaml: no measurable loss,\n"
-	  "loss, or undecided. The record holds both runs. Boot progress on stderr.\n"
+	  "loss, or undecided. mtp-acceptance does the same with the cortex's\n"
+	  "speculative_config (MTP off and on; the compose file is rendered with the\n"
+	  "trial setting and put back byte for byte with .env): per run a bench at\n"
+	  "concurrency 1 (TPOT, output tokens/s), the engine's spec-decode counters\n"
+	  "(GET /metrics: acceptance = accepted / draft tokens) and the task set's\n"
+	  "greedy answers; routes: helps, no gain, answers changed, or undecided.\n"
+	  "The record holds both runs. Boot progress on stderr.\n"
 	  "  --list         the questions there are\n"
 	  "  --role R       look at role R instead of the question's\n"
 	  "  --no-probe     skip the role's probe\n"
 	  "  --timeout S    probe timeout, and an experiment's eval request bound (default 60)\n"
-	  "  --max-tasks N  an experiment asks only the first N tasks of the task set\n"
+	  "  --max-tasks N  an experiment asks only the first N tasks of the task set\n"	  "  --requests N   mtp-acceptance: bench requests per run (default 8; 128\n"
+	  "                 words in, 128 tokens out)\n"
 	  "  --boot-wait S  an experiment's bound on one boot (default 1800)\n" },
 	{ "gateway", cmd_gateway, "lobes gateway [--bind ADDR] [--port N] [--key-file F] [--pid-file F] [--check]",
 	  "serve one OpenAI-compatible endpoint for the fleet (foreground)",

@@ -1,9 +1,10 @@
 /*
  * verify.c — `lobes verify QUESTION`: answer a recorded question against the
  * running fleet (read-only) and write an evidence record. A question with
- * an experiment (fp8-kv-accuracy) is the exception: it reboots its role
- * with each setting in turn, compares them, and puts the operator's .env
- * and setting back (verify/experiment.c). Exit 0 when a route decided, 1
+ * an experiment (fp8-kv-accuracy, mtp-acceptance) is the exception: it
+ * reboots its role with each setting in turn, compares them, and puts the
+ * operator's files and setting back (verify/experiment.c,
+ * experiment_spec.c). Exit 0 when a route decided, 1
  * when the observations decide nothing (undecided), 4 when the fleet could
  * not be looked at (could not verify), 3 for bad input.
  */
@@ -32,10 +33,11 @@ CMD(verify)
 	const char *role = NULL;
 	bool list = false, no_probe = false;
 	double timeout = 60;
-	long max_tasks = 0, boot_wait = 1800;
+	long max_tasks = 0, boot_wait = 1800, requests = 8;
 	static const struct option opts[] = { { "role", required_argument, NULL, 'r' },
 					      { "max-tasks", required_argument, NULL, 'm' },
 					      { "boot-wait", required_argument, NULL, 'b' },
+					      { "requests", required_argument, NULL, 'q' },
 					      { "list", no_argument, NULL, 'l' },
 					      { "no-probe", no_argument, NULL, 'n' },
 					      { "timeout", required_argument, NULL, 't' },
@@ -48,12 +50,14 @@ CMD(verify)
 		case 'l': list = true; break;
 		case 'n': no_probe = true; break;
 		case 'm':
+		case 'q':
 		case 'b': {
 			long v = strtol(optarg, &end, 10);
 			if (*end || end == optarg || v < 1 || v > 604800)
 				return cmd_usage_error(ctx, "--%s '%s': expected a whole number from 1",
-						       c == 'm' ? "max-tasks" : "boot-wait", optarg);
-			*(c == 'm' ? &max_tasks : &boot_wait) = v;
+						       c == 'm' ? "max-tasks" : c == 'q' ? "requests" : "boot-wait",
+						       optarg);
+			*(c == 'm' ? &max_tasks : c == 'q' ? &requests : &boot_wait) = v;
 			break;
 		}
 		case 't':
@@ -108,7 +112,8 @@ CMD(verify)
 	struct verify_opts vo = { .dir = ctx->dir, .role = role, .probe = !no_probe,
 				  .probe_timeout_s = timeout, .now = time(NULL),
 				  .margin_bytes = 1ULL << 30, .mem_wait_s = 300, .boot_wait_s = (int)boot_wait,
-				  .eval_timeout_s = timeout, .max_tasks = max_tasks, .event = on_boot };
+				  .eval_timeout_s = timeout, .max_tasks = max_tasks, .bench_requests = requests,
+				  .event = on_boot };
 	struct obs_set obs = { 0 };
 	json_t *rec = verify_collect(q, &vo, &obs, &e);
 	if (!rec) {

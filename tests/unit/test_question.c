@@ -48,7 +48,8 @@ static void test_bad_files(void **state)
 	bad(HEAD "routes:\n  - id: r\n    answer: a\n    action: b\n    when:\n      - {obs: x, lt: small}\n",
 	    "q.yaml:11:22: 'lt' of 'x' is not a number; expected a number");
 	bad(HEAD "experiment: reboot-everything\nroutes: []\n",
-	    "q.yaml:6:13: experiment 'reboot-everything' is not known; expected kv-cache-dtype");
+	    "q.yaml:6:13: experiment 'reboot-everything' is not known; expected kv-cache-dtype or "
+	    "speculative-config");
 	bad(HEAD "routes:\n  - id: r\n    answer: a\n    action: b\n    when:\n      - {obs: x, in: y}\n",
 	    "q.yaml:11:22: 'in' of 'x' is not a list; expected [VALUE, ...]");
 	bad(HEAD "probe: maybe\nroutes: []\n",
@@ -148,6 +149,57 @@ static void test_routing_thresholds(void **state)
 	questions_free(&s);
 }
 
+/* The route mtp-acceptance takes for these figures (NULL: undecided). */
+static const char *mtp_route(const struct question *q, const char *agree, const char *speedup,
+			     const char *acc)
+{
+	struct obs_set o = { 0 };
+	char *d = NULL;
+	obs_put(&o, "eval.agreement", agree);
+	obs_put(&o, "mtp.tpot_speedup", speedup);
+	obs_put(&o, "mtp.acceptance", acc);
+	obs_put(&o, "mtp.throughput_ratio", speedup);
+	obs_put(&o, "eval.accuracy_delta", "0");
+	const struct q_route *r = question_route(q, &o, &d);
+	free(d);
+	obs_free(&o);
+	return r ? r->id : NULL;
+}
+
+/* mtp-acceptance: each route, each threshold on both sides, a changed
+ * answer before any speed, an unknown figure undecided. */
+static void test_routing_mtp(void **state)
+{
+	(void)state;
+	struct question_set s;
+	struct err *e = NULL;
+	assert_int_equal(questions_load(&s, NULL, &e), 0);
+	const struct question *q = question_find(&s, "mtp-acceptance");
+	assert_non_null(q);
+	assert_string_equal(q->experiment, "speculative-config");
+	assert_string_equal(q->role, "cortex");
+	/* helps: faster by 1.15x or more, answers the same, drafts accepted */
+	assert_string_equal(mtp_route(q, "1", "2.4", "0.7"), "helps");
+	assert_string_equal(mtp_route(q, "1", "1.15", "0.7"), "helps");      /* ge: the bound holds */
+	assert_string_equal(mtp_route(q, "0.95", "2.4", "0.7"), "helps");    /* ge: the bound holds */
+	assert_null(mtp_route(q, "1", "1.1499", "0.7"));                     /* just below: undecided */
+	assert_null(mtp_route(q, "1", "2.4", "0"));                          /* no draft accepted */
+	assert_null(mtp_route(q, "1", "2.4", NULL));                         /* no counters */
+	/* answers changed: below 0.95, whatever the speed */
+	assert_string_equal(mtp_route(q, "0.9499", "2.4", "0.7"), "answers-changed");
+	assert_string_equal(mtp_route(q, "0.875", "1", "0.7"), "answers-changed");
+	assert_string_equal(mtp_route(q, "0", NULL, NULL), "answers-changed");
+	/* no gain: within 5%, or slower */
+	assert_string_equal(mtp_route(q, "1", "1.05", "0.7"), "no-gain");    /* le: the bound holds */
+	assert_string_equal(mtp_route(q, "1", "0.8", "0.7"), "no-gain");
+	assert_string_equal(mtp_route(q, "1", "1", NULL), "no-gain");        /* acceptance not needed */
+	assert_null(mtp_route(q, "1", "1.0501", "0.7"));                     /* just above: undecided */
+	/* unknown */
+	assert_null(mtp_route(q, NULL, "2.4", "0.7"));
+	assert_null(mtp_route(q, "1", NULL, "0.7"));
+	questions_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -155,6 +207,7 @@ int main(void)
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_routing_three_valued),
 		cmocka_unit_test(test_routing_thresholds),
+		cmocka_unit_test(test_routing_mtp),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

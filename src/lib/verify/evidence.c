@@ -14,6 +14,7 @@
 #include "../util/fs.h"
 #include "../util/secret.h"
 #include "evidence.h"
+#include "verify_int.h"
 #include "../probe/probe.h"
 #include "../triage/triage.h"
 
@@ -251,6 +252,8 @@ json_t *verify_collect(const struct question *q, const struct verify_opts *o, st
 	json_t *env = collect_env(c, obs);
 	const char *kv = flag_value(c->args, "--kv-cache-dtype");
 	obs_put(obs, "args.kv_cache_dtype", kv ? kv : "auto");
+	const char *sc = flag_value(c->args, "--speculative-config");
+	obs_put(obs, "args.speculative_config", sc ? sc : "none");
 	const char *model = first_positional(c->args);
 	if (!model)
 		model = fleet.roles[role].model;
@@ -368,7 +371,9 @@ char *evidence_text(const json_t *r)
 			   json_string_value(json_object_get(pr, "status")),
 			   json_string_value(json_object_get(pr, "summary")));
 	const json_t *x2 = json_object_get(r, "experiment");
-	if (x2) {
+	if (x2 && !strcmp(json_string_value(json_object_get(x2, "knob")), "speculative_config")) {
+		xp_spec_text(&b, x2);
+	} else if (x2) {
 		const json_t *cmp = json_object_get(x2, "comparison");
 		const json_t *lpf = json_object_get(cmp, "logprobs"), *tk = json_object_get(cmp, "tasks");
 		buf_printf(&b, "experiment: %s, the operator's %s; .env put back byte for byte: %s\n",

@@ -36,6 +36,7 @@ struct verify_opts {
 	int mem_wait_s, boot_wait_s; /* bounds on the gate and on one boot */
 	double eval_timeout_s;    /* one eval request */
 	long max_tasks;           /* 0: the whole task set */
+	long bench_requests;      /* speculative-config: bench requests per run (0: 8) */
 	void (*event)(void *cls, const struct bringup_event *ev); /* the boots' progress; may be NULL */
 	void *event_cls;
 };

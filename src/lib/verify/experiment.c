@@ -1,9 +1,9 @@
 /*
  * experiment.c — the questions that cannot be answered by looking: boot a
  * role with each setting of a knob in turn and compare what it says
- * (question key `experiment:`). The one experiment so far is
- * kv-cache-dtype (fp8-kv-accuracy: does fp8 KV with scale 1.0 cost output
- * quality against auto?):
+ * (question key `experiment:`). Two so far: speculative-config
+ * (mtp-acceptance, experiment_spec.c) and kv-cache-dtype (fp8-kv-accuracy:
+ * does fp8 KV with scale 1.0 cost output quality against auto?), here:
  *
  *   1. the setting the role does NOT run now is written to .env
  *      (<ROLE>_KV_CACHE_DTYPE, through the deploy dir's store), the role
@@ -27,32 +27,51 @@
 #include "../runtime/runtime.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
-#include "evidence.h"
+#include "../util/strv.h"
+#include "verify_int.h"
 
-/* The role's effective --kv-cache-dtype now (its container's args). */
-static char *effective_kv(struct serve_rt *s, enum role_id r, struct err **err)
+char **xp_args(struct xp *x, struct err **err)
 {
 	struct engine_container_list l;
-	if (engine_list_project(&s->engine, s->fleet->project, &l, err) < 0)
+	if (engine_list_project(&x->s.engine, x->s.fleet->project, &l, err) < 0)
 		return NULL;
-	char *v = NULL;
-	for (size_t i = 0; i < l.n && !v; i++) {
-		if (strcmp(l.c[i].service, role_name(r)) != 0)
+	char **v = NULL;
+	bool found = false;
+	for (size_t i = 0; i < l.n && !found; i++) {
+		if (strcmp(l.c[i].service, role_name(x->r)) != 0)
 			continue;
-		v = xstrdup("auto");
+		found = true;
 		for (char **a = l.c[i].args; a && *a; a++)
-			if (!strncmp(*a, "--kv-cache-dtype=", 17)) {
-				free(v);
-				v = xstrdup(*a + 17);
-			} else if (!strcmp(*a, "--kv-cache-dtype") && a[1]) {
-				free(v);
-				v = xstrdup(a[1]);
-			}
+			strv_push(&v, *a);
+		if (!v)
+			v = xcalloc(1, sizeof(char *));
 	}
 	engine_container_list_free(&l);
-	if (!v)
-		err_set(err, EXIT_RUNTIME, "role '%s' has no container after its boot", role_name(r));
+	if (!found)
+		err_set(err, EXIT_RUNTIME, "role '%s' has no container after its boot", role_name(x->r));
 	return v;
+}
+
+const char *xp_flag(char *const *args, const char *flag)
+{
+	const char *v = NULL;
+	size_t n = strlen(flag);
+	for (char *const *a = args; a && *a; a++)
+		if (!strncmp(*a, flag, n) && (*a)[n] == '=')
+			v = *a + n + 1;
+		else if (!strcmp(*a, flag) && a[1])
+			v = a[1];
+	return v;
+}
+
+/* The role's effective --kv-cache-dtype now (its container's args). */
+static char *effective_kv(struct xp *x, struct err **err)
+{
+	_cleanup_strv_ char **args = xp_args(x, err);
+	if (!args)
+		return NULL;
+	const char *v = xp_flag(args, "--kv-cache-dtype");
+	return xstrdup(v ? v : "auto");
 }
 
 static bool is_fp8(const char *v)
@@ -60,33 +79,41 @@ static bool is_fp8(const char *v)
 	return v && !strncmp(v, "fp8", 3);
 }
 
-/* Stop role r, bring it up through the memory gate, check its setting is
- * want, collect its answers. The run (new) or NULL with err. */
-static json_t *boot_and_ask(struct serve_rt *s, enum role_id r, uint64_t budget, const char *want,
-			    const struct verify_opts *o, struct err **err)
+int xp_boot(struct xp *x, const char *what, long long *ready_ms, struct err **err)
 {
-	if (serve_rt_stop_role(s, r, err) < 0)
-		return NULL;
-	struct bringup_role role = { r, budget };
-	struct bringup_ops ops = serve_rt_ops(s);
+	const struct verify_opts *o = x->o;
+	if (serve_rt_stop_role(&x->s, x->r, err) < 0)
+		return -1;
+	struct bringup_role role = { x->r, x->budget };
+	struct bringup_ops ops = serve_rt_ops(&x->s);
 	struct bringup_opts bo = { .one_at_a_time = true, .margin = o->margin_bytes,
 				   .mem_wait_ms = o->mem_wait_s * 1000,
 				   .window_wait_ms = o->boot_wait_s * 1000,
 				   .ready_wait_ms = o->boot_wait_s * 1000, .poll_ms = 500 };
 	struct bringup_result br;
-	s->created = false;
+	x->s.created = false;
 	if (bringup_run(&role, 1, &ops, &bo, &br, err) < 0)
-		return NULL;
+		return -1;
 	bool ok = br.ok;
-	long long ready_ms = br.n ? br.roles[0].ready_ms : -1;
+	*ready_ms = br.n ? br.roles[0].ready_ms : -1;
 	_cleanup_free_ char *why = br.n && br.roles[0].reason ? xstrdup(br.roles[0].reason) : NULL;
 	bringup_result_free(&br);
-	if (!ok) {
-		err_set(err, EXIT_RUNTIME, "%s did not come up with kv_cache_dtype=%s: %s", role_name(r),
-			want, why ? why : "not ready");
+	if (!ok)
+		return err_set(err, EXIT_RUNTIME, "%s did not come up with %s: %s", role_name(x->r), what,
+			       why ? why : "not ready");
+	return 0;
+}
+
+/* Boot the role with kv_cache_dtype want, check it runs it, collect its
+ * answers. The run (new) or NULL with err. */
+static json_t *boot_and_ask(struct xp *x, const char *want, struct err **err)
+{
+	long long ready_ms;
+	_cleanup_free_ char *what = xasprintf("kv_cache_dtype=%s", want);
+	if (xp_boot(x, what, &ready_ms, err) < 0)
 		return NULL;
-	}
-	_cleanup_free_ char *eff = effective_kv(s, r, err);
+	enum role_id r = x->r;
+	_cleanup_free_ char *eff = effective_kv(x, err);
 	if (!eff)
 		return NULL;
 	if (strcmp(eff, want) != 0) {
@@ -94,10 +121,11 @@ static json_t *boot_and_ask(struct serve_rt *s, enum role_id r, uint64_t budget,
 			eff, want);
 		return NULL;
 	}
-	_cleanup_free_ char *origin = xasprintf("http://127.0.0.1:%d", s->fleet->roles[r].port);
+	_cleanup_free_ char *origin = xasprintf("http://127.0.0.1:%d", x->s.fleet->roles[r].port);
 	_cleanup_free_ char *label = xasprintf("%s kv_cache_dtype=%s", role_name(r), eff);
 	struct eval_side side = { .label = label, .origin = origin, .model = role_name(r) };
-	struct eval_opts eo = { .top_k = 20, .timeout_s = o->eval_timeout_s, .max_tasks = o->max_tasks };
+	struct eval_opts eo = { .top_k = 20, .timeout_s = x->o->eval_timeout_s,
+				.max_tasks = x->o->max_tasks };
 	json_t *run = eval_collect(&side, &eo, err);
 	if (run) {
 		json_object_set_new(run, "kv_cache_dtype", json_string(eff));
@@ -133,9 +161,11 @@ static void put_figures(struct obs_set *obs, const json_t *cmp)
 }
 
 /* The two boots and the comparison, with .env put back on every path. */
-static int kv_experiment(struct serve_rt *s, enum role_id r, uint64_t budget, const char *mine,
-			 const struct verify_opts *o, json_t *rec, struct obs_set *obs, struct err **err)
+static int kv_experiment(struct xp *x, const char *mine, json_t *rec, struct obs_set *obs,
+			 struct err **err)
 {
+	const struct verify_opts *o = x->o;
+	enum role_id r = x->r;
 	const char *other = is_fp8(mine) ? "auto" : "fp8";
 	_cleanup_free_ char *key = xasprintf("%s_KV_CACHE_DTYPE", role_name(r));
 	for (char *p = key; *p; p++)
@@ -144,14 +174,14 @@ static int kv_experiment(struct serve_rt *s, enum role_id r, uint64_t budget, co
 	size_t orig_len = 0;
 	if (deploy_env_set(o->dir, key, other, &orig, &orig_len, err) < 0)
 		return -1;
-	json_auto_t *run_other = boot_and_ask(s, r, budget, other, o, err);
+	json_auto_t *run_other = boot_and_ask(x, other, err);
 	/* the operator's .env back, byte for byte, and the role booted with it */
 	struct err *e2 = NULL;
 	if (deploy_env_put(o->dir, orig, orig_len, run_other ? err : &e2) < 0) {
 		err_free(e2);
 		return -1;
 	}
-	json_auto_t *run_mine = boot_and_ask(s, r, budget, mine, o, run_other ? err : &e2);
+	json_auto_t *run_mine = boot_and_ask(x, mine, run_other ? err : &e2);
 	err_free(e2);
 	if (!run_other || !run_mine)
 		return -1;
@@ -178,11 +208,14 @@ int verify_experiment(const struct question *q, const struct verify_opts *o, jso
 {
 	const char *rname = o->role ? o->role : q->role;
 	int r = role_from_name(rname);
+	bool spec = !strcmp(q->experiment, "speculative-config");
+	const char *knob = spec ? "speculative_config" : "kv_cache_dtype";
+	_cleanup_free_ char *ok = xasprintf("args.%s", knob);
 	bool known;
-	const char *mine = obs_get(obs, "args.kv_cache_dtype", &known);
+	const char *mine = obs_get(obs, ok, &known);
 	if (r < 0 || !known || !mine)
-		return err_set(err, EXIT_RUNTIME, "could not verify: the effective kv_cache_dtype of '%s' "
-						  "is not known", rname);
+		return err_set(err, EXIT_RUNTIME, "could not verify: the effective %s of '%s' is not "
+						  "known", knob, rname);
 	struct fleet fleet;
 	if (fleet_load(&fleet, o->dir, err) < 0)
 		return -1;
@@ -192,13 +225,13 @@ int verify_experiment(const struct question *q, const struct verify_opts *o, jso
 		fleet_free(&fleet);
 		return -1;
 	}
-	struct serve_rt s = { .services = { role_name(r), NULL }, .event = o->event,
-			      .event_cls = o->event_cls };
+	struct xp x = { .s = { .services = { role_name(r), NULL }, .event = o->event,
+			       .event_cls = o->event_cls },
+			.r = (enum role_id)r, .budget = (uint64_t)(fleet.roles[r].util * device), .o = o };
 	int rc = -1;
-	if (serve_rt_open(&s, &fleet, err) == 0) {
-		rc = kv_experiment(&s, (enum role_id)r, (uint64_t)(fleet.roles[r].util * device), mine, o,
-				   rec, obs, err);
-		serve_rt_close(&s);
+	if (serve_rt_open(&x.s, &fleet, err) == 0) {
+		rc = spec ? xp_spec(&x, mine, rec, obs, err) : kv_experiment(&x, mine, rec, obs, err);
+		serve_rt_close(&x.s);
 	}
 	fleet_free(&fleet);
 	if (rc < 0)

@@ -180,9 +180,10 @@ int question_add_yaml(struct question_set *s, const char *file, const char *text
 	struct fy_node *xn = fy_node_mapping_lookup_by_string(root, "experiment", FY_NT);
 	if (xn) {
 		q.experiment = fy_node_is_scalar(xn) ? scalar(xn) : xstrdup("");
-		if (strcmp(q.experiment, "kv-cache-dtype") != 0) {
-			qerr(&c, xn, "experiment '%s' is not known%s; expected kv-cache-dtype", q.experiment,
-			     NULL);
+		if (strcmp(q.experiment, "kv-cache-dtype") != 0 &&
+		    strcmp(q.experiment, "speculative-config") != 0) {
+			qerr(&c, xn, "experiment '%s' is not known%s; expected kv-cache-dtype or "
+			     "speculative-config", q.experiment, NULL);
 			goto out;
 		}
 	}

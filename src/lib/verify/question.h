@@ -5,8 +5,10 @@
  * a conjunction of conditions over observations (strings collected from the
  * live fleet: `args.kv_cache_dtype`, `env.NAME`, `log.<signature id>` =
  * present|absent, `checkpoint.kv_scales`, `container.restarts`,
- * `container.state`, `probe.status`, `image.vllm_version`, and for an
- * experiment `eval.kld_mean` and the other figures of eval compare). An observation
+ * `container.state`, `probe.status`, `image.vllm_version`,
+ * `args.speculative_config`, and for an experiment `eval.kld_mean` and the
+ * other figures of eval compare, or `mtp.tpot_speedup`,
+ * `mtp.throughput_ratio`, `mtp.acceptance`). An observation
  * that could not be made is unknown, and a condition over it is unknown: a
  * route is taken only when every condition holds. The first route that
  * holds decides; none → undecided, with the question's advice.
@@ -33,8 +35,9 @@ struct q_route {
 
 struct question {
 	char *id, *title, *role, *undecided, *file;
-	char *experiment; /* NULL: read-only; "kv-cache-dtype": boot the role with each
-			   * setting in turn and compare them (verify/experiment.c) */
+	char *experiment; /* NULL: read-only; "kv-cache-dtype" or "speculative-config":
+			   * boot the role with each setting in turn and compare them
+			   * (verify/experiment.c, experiment_spec.c) */
 	bool probe;
 	struct q_route *routes;
 	size_t n_routes;
