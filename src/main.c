@@ -289,7 +289,7 @@ static const struct command commands[] = {
 	  "accepting, let in-flight requests finish within the drain timeout, then\n"
 	  "exit 0. Access lines (JSON, no bodies, no keys) go to stderr. Exit 3 on\n"
 	  "bad settings, 4 when the port cannot be bound.\n" },
-	{ "bench", cmd_bench, "lobes bench [--via direct|gateway|both] [--concurrency N,..] [--rate R,..] [--shape S] [--requests N | --duration S] [--out FILE.md] [--json] ROLE... | --url URL",
+	{ "bench", cmd_bench, "lobes bench [--via direct|gateway|both] [--concurrency N,..] [--rate R,..] [--shape S] [--requests N | --duration S] [--out FILE.md] [--json] ROLE[@DIR]... | --url URL",
 	  "measure how fast roles answer: TTFT, TPOT, ITL, E2EL, throughput, goodput",
 	  "A load generator (one thread, libcurl). For a generate role it streams\n"
 	  "/v1/completions with prompts of N words from a fixed word list (the same on\n"
@@ -303,7 +303,8 @@ static const struct command commands[] = {
 	  "An embedder or reranker gets batches of inputs: requests/s, inputs/s and\n"
 	  "latency per batch size. A progress bar on a terminal. Read-only.\n"
 	  "  ROLE               roles of the deploy dir (its .env: ports, feasibility);\n"
-	  "                     the model is the role name\n"
+	  "                     the model is the role name; ROLE@DIR a role of deploy\n"
+	  "                     dir DIR (direct: that engine's loopback port)\n"
 	  "  --via W            direct (the engine's port, default), gateway (the deploy\n"
 	  "                     dir's `lobes gateway`, with its key) or both\n"
 	  "  --url URL          any OpenAI-compatible server instead of roles, with\n"

@@ -7,8 +7,10 @@
  * markdown report with the command, the box and a plot.
  *
  * Roles come from the deploy dir's .env through the gateway's settings
- * (ports, feasibility, the gateway's port and key); the model is the role
- * name, which the render serves each role under. Nothing is changed.
+ * (ports, feasibility, the gateway's port and key); ROLE@DIR names a role of
+ * another deploy dir (direct: its engine's loopback port, as `lobes eval
+ * compare` reads ROLE@DIR); the model is the role name, which the render
+ * serves each role under. Nothing is changed.
  *
  * Exit: 0 every request of every point answered; 1 some request failed
  * (the errors are counted by kind) or a point completed none; 2 usage;
@@ -234,39 +236,48 @@ static int resolve_targets(struct ctx *ctx, char **roles, int n_roles, const cha
 		return cmd_usage_error(ctx, "--model and --kind go with --url");
 	bool direct = !strcmp(via, "direct") || !strcmp(via, "both");
 	bool gw = !strcmp(via, "gateway") || !strcmp(via, "both");
-	struct err *e = NULL;
-	struct gw_config *c = gw_config_load(ctx->dir, NULL, &e);
-	if (!c)
-		return cmd_fail(ctx, e);
-	json_object_set_new(box, "card", json_string(c->card ? c->card : ""));
-	json_object_set_new(box, "profile", json_string(c->profile ? c->profile : ""));
-	bool any = !strcmp(c->bind, "0.0.0.0") || !strcmp(c->bind, "::");
-	char *gw_origin = keep(ts, xasprintf("http://%s:%d", any ? "127.0.0.1" : c->bind, c->port));
-	char *gw_key = c->key ? keep(ts, xstrdup(c->key)) : NULL;
 	int code = 0;
 	for (int i = 0; i < n_roles && !code; i++) {
-		int r = role_from_name(roles[i]);
-		if (r < 0) {
-			code = cmd_usage_error(ctx, "unknown role '%s' (roles: cortex, senses, hand, "
-						    "embedder, reranker)", roles[i]);
-			break;
+		/* ROLE or ROLE@DIR: the role of another deploy dir */
+		char *name = keep(ts, xstrdup(roles[i]));
+		char *at = strchr(name, '@');
+		const char *dir = ctx->dir;
+		if (at) {
+			*at = '\0';
+			dir = at + 1;
+		}
+		int r = role_from_name(name);
+		if (r < 0 || !*dir)
+			return cmd_usage_error(ctx, "'%s': expected ROLE or ROLE@DIR (roles: cortex, senses, "
+						    "hand, embedder, reranker)", roles[i]);
+		struct err *e = NULL;
+		struct gw_config *c = gw_config_load(dir, NULL, &e);
+		if (!c)
+			return cmd_fail(ctx, e);
+		if (i == 0) {
+			json_object_set_new(box, "card", json_string(c->card ? c->card : ""));
+			json_object_set_new(box, "profile", json_string(c->profile ? c->profile : ""));
 		}
 		if (!c->roles[r].feasible) {
-			code = cmd_usage_error(ctx, "role '%s' is not feasible in '%s'", roles[i],
-					       ctx->dir);
-			break;
+			code = cmd_usage_error(ctx, "role '%s' is not feasible in '%s'", name, dir);
+		} else {
+			bool any = !strcmp(c->bind, "0.0.0.0") || !strcmp(c->bind, "::");
+			const char *sfx = at ? keep(ts, xasprintf("@%s", dir)) : "";
+			if (direct)
+				ts->t[ts->n++] = (struct bench_target){
+					.label = keep(ts, xasprintf("%s%s", role_name(r), sfx)),
+					.model = role_name(r), .kind = kind_of(r),
+					.origin = keep(ts, xasprintf("http://127.0.0.1:%d", c->roles[r].port)) };
+			if (gw)
+				ts->t[ts->n++] = (struct bench_target){
+					.label = keep(ts, xasprintf("%s%s via gateway", role_name(r), sfx)),
+					.model = role_name(r), .kind = kind_of(r),
+					.origin = keep(ts, xasprintf("http://%s:%d", any ? "127.0.0.1" : c->bind,
+								     c->port)),
+					.bearer = c->key ? keep(ts, xstrdup(c->key)) : NULL };
 		}
-		if (direct)
-			ts->t[ts->n++] = (struct bench_target){
-				.label = role_name(r), .model = role_name(r), .kind = kind_of(r),
-				.origin = keep(ts, xasprintf("http://127.0.0.1:%d", c->roles[r].port)) };
-		if (gw)
-			ts->t[ts->n++] = (struct bench_target){
-				.label = keep(ts, xasprintf("%s via gateway", role_name(r))),
-				.model = role_name(r), .kind = kind_of(r), .origin = gw_origin,
-				.bearer = gw_key };
+		gw_config_unref(c);
 	}
-	gw_config_unref(c);
 	return code;
 }
 

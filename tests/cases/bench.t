@@ -124,6 +124,17 @@ is "$(jq -r '.runs[0].url' <<<"$out")" "$URL" "the role's port comes from the de
 is "$(jq -r '.box | [.card, .profile] | join(",")' <<<"$out")" "spark,spark" "the box names the card and profile"
 like "$(cat "$TMP/both.md")" "side by side" "the report sets direct and gateway side by side"
 like "$(grep -F '| cortex | 2 |' "$TMP/both.md" | tail -1)" '^\| cortex \| 2 \| [0-9.]+ \| [0-9.]+ \| [0-9.]+x \|' "a row per concurrency: both throughputs and their ratio"
+run "$LOBES" --dir "$TMP/none" --json bench --input-len 20 --output-len 8 --requests 2 "cortex@$D"
+is "$rc" 0 "bench ROLE@DIR: a role of another deploy dir than --dir"
+is "$(jq -r '[.runs[] | "\(.target) \(.url) \(.completed)"] | join(",")' <<<"$out")" "cortex@$D $URL 2" \
+	"… on that dir's engine port (loopback), labelled ROLE@DIR"
+run "$LOBES" --dir "$TMP/none" bench "hand@$D"
+is "$rc" 2 "ROLE@DIR of a role not feasible there is a usage error"
+run "$LOBES" bench "cortex@"
+is "$rc" 2 "ROLE@ without a dir is a usage error"
+run "$LOBES" bench "brain@$D"
+is "$rc" 2 "an unknown ROLE@DIR is a usage error"
+like "$errout" "expected ROLE or ROLE@DIR" "… saying what was expected"
 run "$LOBES" --dir "$D" bench hand
 is "$rc" 2 "a role that is not feasible is a usage error"
 run "$LOBES" --dir "$D" bench --url "$URL" cortex
