@@ -85,6 +85,20 @@ like "$out" "previous kept as $D/$bak" "init names the backup"
 ok "$(cmp -s "$D/$bak" "$TMP/env.before"; echo $?)" "the replaced .env is kept as .env.bak.N"
 is "$(stat -c %a "$D/$bak")" 600 "the .env backup keeps mode 0600"
 
+# The operator's comment lines are data: kept in place across --apply.
+sed -i 's/^CORTEX_GPU_MEM_UTIL=.*/# lowered for the demo box (ticket 42)\n\n#   ask before raising\nCORTEX_GPU_MEM_UTIL=0.26/' "$D/.env"
+printf '# end of my notes\n' >>"$D/.env"
+run "$LOBES" --dir "$D" init --apply
+is "$rc" 0 "--apply over a .env with the operator's comments"
+like "$(cat "$D/.env")" $'\n# lowered for the demo box \\(ticket 42\\)\n\n#   ask before raising\nCORTEX_GPU_MEM_UTIL=0.26\n' \
+	"the comment block stays before the key it annotates, its blank line inside it kept"
+is "$(tail -n 1 "$D/.env")" "# end of my notes" "a comment after the last key stays at the end"
+is "$(grep -c '^# lowered for the demo box' "$D/.env")" 1 "once"
+cp "$D/.env" "$TMP/env.commented"
+run "$LOBES" --dir "$D" init --apply
+like "$out" "up to date" "applying again is a no-op"
+ok "$(cmp -s "$D/.env" "$TMP/env.commented"; echo $?)" "the commented .env round-trips byte for byte"
+
 # Invalid operator values and malformed .env: clear error, nothing written.
 before=$(sum "$D")
 sed -i 's/^CORTEX_MAX_MODEL_LEN=.*/CORTEX_MAX_MODEL_LEN=-5/' "$D/.env"

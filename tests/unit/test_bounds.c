@@ -252,7 +252,7 @@ static void test_env_merge_keeps_lines(void **state)
 	assert_int_equal(env_parse(mine, ".env", &old, NULL), 0);
 	assert_int_equal(env_parse(rendered, ".env", &renv, NULL), 0);
 	char *edited[] = { "B", "C", "X", NULL };
-	_cleanup_free_ char *m = env_merge(rendered, &old, edited, &renv);
+	_cleanup_free_ char *m = env_merge(rendered, mine, &old, edited, &renv);
 	assert_string_equal(m, "# header\nA=1\nB=\"a b # c\"\nC=\"l1\\nl2\"  # two lines\n"
 			       "\n# operator keys (kept by lobes init)\nX='mine'\n");
 	/* and what compose reads back from it is what the operator meant */
@@ -262,6 +262,40 @@ static void test_env_merge_keeps_lines(void **state)
 	assert_string_equal(env_get(&back, "C"), "l1\nl2");
 	assert_string_equal(env_get(&back, "X"), "mine");
 	env_file_free(&back);
+	env_file_free(&old);
+	env_file_free(&renv);
+}
+
+/* The operator's comment lines stay before the key they stood before, the
+ * render's own comments are not doubled, a line written differently with
+ * the render's value keeps its form, and merging again changes nothing. */
+static void test_env_merge_keeps_comments(void **state)
+{
+	(void)state;
+	static const char rendered[] = "# lobes header\n# --- cortex\nA=1\nB=2\n\n# --- hand\nC=3\n";
+	static const char mine[] = "# lobes header\n# my top note\n# --- cortex\nA=1\n"
+				   "  # indented note on B\nB=2  # keep me\n\n# --- hand\n# why C\n\n"
+				   "# second para\n\nC=3\n# note on gone\nD=9\nX=mine\n# trailing note\n";
+	static const char want[] = "# lobes header\n# --- cortex\n# my top note\nA=1\n"
+				   "  # indented note on B\nB=2  # keep me\n\n# --- hand\n# why C\n\n"
+				   "# second para\nC=3\n\n# operator keys (kept by lobes init)\nX=mine\n"
+				   "# note on gone\n# trailing note\n";
+	struct env_file old, renv;
+	assert_int_equal(env_parse(mine, ".env", &old, NULL), 0);
+	assert_int_equal(env_parse(rendered, ".env", &renv, NULL), 0);
+	char *edited[] = { "X", NULL };
+	_cleanup_free_ char *m = env_merge(rendered, mine, &old, edited, &renv);
+	assert_string_equal(m, want);
+	/* a second init over its own output writes the same bytes */
+	struct env_file again;
+	assert_int_equal(env_parse(m, ".env", &again, NULL), 0);
+	_cleanup_free_ char *m2 = env_merge(rendered, m, &again, edited, &renv);
+	assert_string_equal(m2, want);
+	/* no old text (a first init): the render as it is */
+	struct env_file none = { 0 };
+	_cleanup_free_ char *m3 = env_merge(rendered, NULL, &none, NULL, &renv);
+	assert_string_equal(m3, rendered);
+	env_file_free(&again);
 	env_file_free(&old);
 	env_file_free(&renv);
 }
@@ -276,6 +310,7 @@ int main(void)
 		cmocka_unit_test(test_env_refusals),
 		cmocka_unit_test(test_env_values),
 		cmocka_unit_test(test_env_merge_keeps_lines),
+		cmocka_unit_test(test_env_merge_keeps_comments),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -94,10 +94,13 @@ int deploy_state_parse(const char *dir, const char *text, json_t **state, struct
  * value}); caller frees. */
 char *deploy_state_text(const char *profile, json_t *env);
 
-/* .env (env.c): the rendered .env text with the edited keys' lines replaced
- * by the operator's lines from old, byte for byte, and the edited keys the
- * render does not have appended; caller frees. */
-char *env_merge(const char *rendered, const struct env_file *old, char *const *edited,
+/* .env (env_merge.c): the rendered .env text with the edited keys' lines
+ * replaced by the operator's lines from old, byte for byte, the edited keys
+ * the render does not have appended, and the operator's own comment lines
+ * of old_text (the text old was parsed from; NULL: none) kept before the key
+ * they stood before; caller frees. */
+char *env_merge(const char *rendered, const char *old_text, const struct env_file *old,
+		char *const *edited,
 		const struct env_file *renv);
 
 /* Read the vLLM flags of a role's argv ("vllm" "serve" MODEL --flag...)

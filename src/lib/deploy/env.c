@@ -1,7 +1,7 @@
 /*
  * env.c — the deploy dir's .env: read the way compose reads it (the one
- * reader of every command: deploy_env_read), and the operator's lines kept
- * byte for byte when init writes the file again.
+ * reader of every command: deploy_env_read). The merge that keeps the
+ * operator's lines when init writes the file again is env_merge.c.
  *
  * Values follow compose (v2) dotenv rules: `KEY=value` (an optional
  * `export `), a double-quoted value with \n \r \t \\ \" escapes, a
@@ -198,43 +198,4 @@ void env_file_free(struct env_file *f)
 	}
 	free(f->e);
 	memset(f, 0, sizeof(*f));
-}
-
-char *env_merge(const char *rendered, const struct env_file *old, char *const *edited,
-		const struct env_file *renv)
-{
-	_cleanup_buf_ struct buf b;
-	buf_init(&b, 0);
-	const char *p = rendered;
-	while (*p) {
-		const char *nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
-		const char *eq = memchr(p, '=', n);
-		bool replaced = false;
-		if (eq && *p != '#') {
-			_cleanup_free_ char *key = xasprintf("%.*s", (int)(eq - p), p);
-			const struct env_entry *e = strv_has(edited, key) ? env_entry_get(old, key) : NULL;
-			if (e) {
-				buf_printf(&b, "%s\n", e->raw);
-				replaced = true;
-			}
-		}
-		if (!replaced)
-			buf_add(&b, p, n);
-		p += n;
-	}
-	bool header = false;
-	for (size_t i = 0; i < old->n; i++) {
-		const char *key = old->e[i].key;
-		if (!strv_has(edited, key) || env_get(renv, key))
-			continue;
-		if (env_entry_get(old, key) != &old->e[i])
-			continue; /* only the last assignment */
-		if (!header) {
-			buf_adds(&b, "\n# operator keys (kept by lobes init)\n");
-			header = true;
-		}
-		buf_printf(&b, "%s\n", old->e[i].raw);
-	}
-	return buf_take(&b);
 }

@@ -293,7 +293,7 @@ static int file_changes(struct init_result *r, const struct init_opts *o,
 		fc->name = xstrdup(ro->files[i].name);
 		fc->mode = ro->files[i].mode;
 		fc->new = strcmp(fc->name, ".env") == 0
-				  ? env_merge(ro->files[i].data, &old->env, edited, renv)
+				  ? env_merge(ro->files[i].data, old->env_text, &old->env, edited, renv)
 				  : xstrdup(ro->files[i].data);
 		fc->old = strcmp(fc->name, ".env") == 0 && old->env_text ? xstrdup(old->env_text)
 			  : r->dir_exists ? read_opt(o->dir, fc->name, NULL, err) : NULL;
