@@ -188,15 +188,38 @@ int gwproc_reload(const struct gwproc *g, struct err **err)
 	return 0;
 }
 
-/* Wait until pid is no gateway of ours any more (gone, or a zombie of
- * another parent); reaps it when it is our child. */
-static bool wait_gone(const struct gwproc *g, pid_t pid, int timeout_ms)
+/* From /proc/PID/stat: the state letter and the start time (clock ticks
+ * after boot); false when there is no such process. */
+static bool proc_stat(pid_t pid, char *state, unsigned long long *start)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	_cleanup_free_ char *stat = fs_read(path, 4096, NULL, NULL);
+	const char *rp = stat ? strrchr(stat, ')') : NULL;
+	/* after ") ": state, then 18 fields, then starttime */
+	return rp && sscanf(rp + 1, " %c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu",
+			    state, start) == 2;
+}
+
+/* Wait until the process that was pid when it started at `start` is gone:
+ * reaped (it is our child), no longer there, a zombie of another parent,
+ * or the pid now names a process started later (reused). Its command line
+ * is not asked: a process being killed reads as an empty one before it is
+ * a zombie, and stop would return while the gateway still exits. */
+static bool wait_gone(pid_t pid, unsigned long long start, int timeout_ms)
 {
 	long long deadline = clock_mono_ms() + timeout_ms;
 	for (;;) {
-		waitpid(pid, NULL, WNOHANG);
-		if (!is_our_gateway(pid, g->pid_file))
+		if (waitpid(pid, NULL, WNOHANG) == pid)
 			return true;
+		char st;
+		unsigned long long now;
+		if (!proc_stat(pid, &st, &now) || now != start)
+			return true;
+		if (st == 'Z' || st == 'X') {
+			waitpid(pid, NULL, WNOHANG); /* ours: reap it */
+			return true;
+		}
 		if (clock_mono_ms() >= deadline)
 			return false;
 		clock_sleep_ms(50);
@@ -209,12 +232,23 @@ int gwproc_stop(struct gwproc *g, int timeout_ms, bool *killed, struct err **err
 	pid_t pid = g->pid;
 	if (!pid)
 		return 0;
+	/* the process as it is now, still the gateway of this dir: its start
+	 * time tells it from a later process given the same pid */
+	char st;
+	unsigned long long start;
+	if (!is_our_gateway(pid, g->pid_file) || !proc_stat(pid, &st, &start)) {
+		waitpid(pid, NULL, WNOHANG);
+		if (read_pid(g->pid_file) == pid)
+			unlink(g->pid_file);
+		g->pid = 0;
+		return 0;
+	}
 	if (kill(pid, SIGTERM) < 0 && errno != ESRCH)
 		return err_set(err, EXIT_RUNTIME, "stop the gateway (pid %d): %s", (int)pid, strerror(errno));
-	if (!wait_gone(g, pid, timeout_ms)) {
+	if (!wait_gone(pid, start, timeout_ms)) {
 		*killed = true;
 		kill(pid, SIGKILL);
-		if (!wait_gone(g, pid, 10000))
+		if (!wait_gone(pid, start, 10000))
 			return err_set(err, EXIT_RUNTIME, "the gateway (pid %d) did not exit after SIGKILL",
 				       (int)pid);
 	}
