@@ -8,6 +8,8 @@
  *   runtime-tool logs ID [TAIL]        engine_logs: the demultiplexed text
  *   runtime-tool args ID               engine_inspect: Args, one per line
  *   runtime-tool image REF             engine_image_inspect: Id, RepoDigests
+ *   runtime-tool metrics PORT FOLDER   engine_metrics_scrape of 127.0.0.1:PORT with the
+ *                                      names of data/vllm/FOLDER/: "KEY VALUE" per figure
  *
  * An error is printed as "runtime-tool: MSG" with its exit code.
  */
@@ -17,6 +19,7 @@
 
 #include "../../src/lib/runtime/compose_cli.h"
 #include "../../src/lib/runtime/engine_api.h"
+#include "../../src/lib/runtime/engine_metrics.h"
 #include "../../src/lib/util/cleanup.h"
 
 static int fail(struct err *e)
@@ -30,6 +33,19 @@ static int fail(struct err *e)
 int main(int argc, char **argv)
 {
 	struct err *e = NULL;
+	if (argc == 4 && strcmp(argv[1], "metrics") == 0) {
+		struct engine_metric_names n;
+		struct engine_sample s;
+		if (engine_metric_names_load(&n, argv[3], &e) < 0 ||
+		    engine_metrics_scrape((int)strtol(argv[2], NULL, 10), 5000, &n, &s, &e) < 0) {
+			engine_metric_names_free(&n);
+			return fail(e);
+		}
+		for (int m = 0; m < EM__COUNT; m++)
+			printf("%s %.17g\n", engine_metric_key((enum engine_metric)m), s.v[m]);
+		engine_metric_names_free(&n);
+		return 0;
+	}
 	if (argc >= 3 && strcmp(argv[1], "compose") == 0) {
 		struct compose c;
 		if (compose_open(&c, argv[2], &e) < 0)

@@ -33,12 +33,13 @@ extern char **environ;
 	EMBED(tools_##c, "data/vllm/" v "/tool-parsers.txt");                     \
 	EMBED(reasoning_##c, "data/vllm/" v "/reasoning-parsers.txt");            \
 	EMBED(envs_##c, "data/vllm/" v "/envs.txt");                              \
-	EMBED(backends_##c, "data/vllm/" v "/values-attention-backend.txt")
+	EMBED(backends_##c, "data/vllm/" v "/values-attention-backend.txt");                \
+	EMBED(metrics_##c, "data/vllm/" v "/metrics.txt")
 LISTS(v23, "93d8f834d");
 LISTS(v26, "5a4c8d992");
 
 static const char *list_flags, *list_choices, *list_tools, *list_reasoning, *list_envs,
-	*list_backends;
+	*list_backends, *list_metrics;
 
 void ref_select(const char *version)
 {
@@ -50,6 +51,7 @@ void ref_select(const char *version)
 	list_reasoning = v26 ? reasoning_v26 : reasoning_v23;
 	list_envs = v26 ? envs_v26 : envs_v23;
 	list_backends = v26 ? backends_v26 : backends_v23;
+	list_metrics = v26 ? metrics_v26 : metrics_v23;
 }
 
 /* The line of list whose first tab- or newline-ended field is key (comment
@@ -71,6 +73,16 @@ bool ref_has_env(const char *name) { return find_line(list_envs, name) != NULL; 
 bool ref_has_tool_parser(const char *name) { return find_line(list_tools, name) != NULL; }
 bool ref_has_reasoning_parser(const char *name) { return find_line(list_reasoning, name) != NULL; }
 bool ref_has_backend(const char *name) { return find_line(list_backends, name) != NULL; }
+
+bool ref_metric_kind(const char *family, char *out, size_t size)
+{
+	const char *p = find_line(list_metrics, family);
+
+	if (!p || *p != '\t')
+		return false;
+	snprintf(out, size, "%.*s", (int)strcspn(p + 1, "\t\n"), p + 1);
+	return true;
+}
 
 /* "{ a,b,c }" of a one-name-per-line list, vLLM's KeyError format. */
 static void names_of(const char *list, char *out, size_t size)

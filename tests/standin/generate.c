@@ -305,6 +305,8 @@ void api_chat(struct reply *r, json_t *req)
 	cut = truncate_words(raw, limit);
 	completion_tokens = model_count_tokens(raw);
 	spec_observe(completion_tokens);
+	prompt_observe(prompt_tokens);
+	r->kv_tokens = prompt_tokens + completion_tokens;
 	content = raw;
 	if (S->reasoning_parser && !strncmp(raw, "<think>", 7)) {
 		char *end = strstr(raw, "</think>");
@@ -513,6 +515,8 @@ void api_completions(struct reply *r, json_t *req)
 		free(text);
 	}
 	json_decref(prompts);
+	prompt_observe(prompt_tokens);
+	r->kv_tokens = prompt_tokens + completion_tokens;
 	if (stream) {
 		json_decref(choices);
 		maybe_cut(r);

@@ -284,6 +284,7 @@ static void stream_free(void *cls)
 {
 	struct stream *st = cls;
 
+	stream_end(st->r.kv_tokens);
 	reply_free(&st->r);
 	free(st);
 }
@@ -302,6 +303,7 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct reply *r)
 		st->r = *r;
 		st->c = c;
 		memset(r, 0, sizeof *r);
+		stream_begin(st->r.kv_tokens);
 		resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_read, st,
 							 stream_free);
 		if (!resp) {

@@ -341,6 +341,10 @@ static void serving_state(const struct boot *b)
 	state.api_key = o->api_key;
 	state.version = b->version;
 	state.max_model_len = o->max_model_len;
+	state.max_num_seqs = o->max_num_seqs > 0 ? o->max_num_seqs : 256;
+	state.kv_tokens = env_long("STANDIN_KV_TOKENS", 65536);
+	if (state.kv_tokens <= 0)
+		state.kv_tokens = 65536;
 	state.embed_dim = c->hidden > 0 && c->hidden <= 8192 ? (size_t)c->hidden : 1024;
 	if (env_long("STANDIN_EMBED_DIM", 0) > 0 && env_long("STANDIN_EMBED_DIM", 0) <= 8192)
 		state.embed_dim = (size_t)env_long("STANDIN_EMBED_DIM", 0);

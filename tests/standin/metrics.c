@@ -1,7 +1,7 @@
 /*
- * metrics.c — the stand-in's (a test double's) speculative decoding and its
- * Prometheus GET /metrics, so a measurement of MTP on against off has both
- * sides to see.
+ * metrics.c — the stand-in's (a test double's) load figures, speculative
+ * decoding, and its Prometheus GET /metrics, so a measurement of MTP on
+ * against off has both sides to see and `lobes top` has an engine to read.
  *
  * Model: an MTP --speculative-config ({"method": "mtp"...} with
  * num_speculative_tokens k, default 1) makes each decode step propose k
@@ -14,15 +14,24 @@
  * count is kept at floor(A * draft tokens) over the engine's life, so the
  * counters' ratio is A to within one token.
  *
- * /metrics speaks Prometheus text as vLLM's prometheus_client does: counter
- * vllm:generation_tokens_total always; with speculative decoding the
- * spec-decode counters vLLM registers in vllm/v1/spec_decode/metrics.py
- * (SpecDecodingProm: vllm:spec_decode_num_drafts, _num_draft_tokens,
- * _num_accepted_tokens, exposed with the client's "_total" suffix), labelled
- * engine and model_name. Without it vLLM registers none of them, and
- * neither does the stand-in.
+ * Load: a streamed answer is a request in the engine from its first frame
+ * to its last; up to --max-num-seqs (default 256) of them run, the rest
+ * wait. Each holds its prompt and completion tokens in a KV cache of
+ * STANDIN_KV_TOKENS tokens (default 65536), so KV usage is the held tokens
+ * over that, at most 1. A non-streamed answer is over before /metrics could
+ * see it.
+ *
+ * /metrics speaks Prometheus text as vLLM's prometheus_client does (HELP and
+ * TYPE lines, a counter's samples with the "_total" suffix), labelled engine
+ * and model_name, with the names of the version the stand-in reports: each
+ * figure lists the families vLLM used for it, and the first one that
+ * version records (data/vllm/<commit>/metrics.txt, embedded by args.c) is
+ * served, with the recorded type; none recorded, none served. The
+ * spec-decode counters (vllm/v1/spec_decode/metrics.py) exist only with
+ * speculative decoding, as in vLLM.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -92,29 +101,82 @@ void spec_observe(int completion_tokens)
 	S->spec_accepted = (unsigned long long)floor(S->spec_accept * (double)S->spec_draft_tokens);
 }
 
-static void counter(FILE *f, const char *name, const char *help, unsigned long long v)
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+static long active, held;
+
+void prompt_observe(int prompt_tokens)
 {
-	fprintf(f, "# HELP %s_total %s\n# TYPE %s_total counter\n", name, help, name);
-	fprintf(f, "%s_total{engine=\"0\",model_name=\"%s\"} %llu.0\n", name, S->served_name, v);
+	if (prompt_tokens > 0)
+		S->prompt_tokens += (unsigned long long)prompt_tokens;
 }
+
+void stream_begin(long kv)
+{
+	pthread_mutex_lock(&load_lock);
+	active++;
+	held += kv;
+	pthread_mutex_unlock(&load_lock);
+}
+
+void stream_end(long kv)
+{
+	pthread_mutex_lock(&load_lock);
+	active--;
+	held -= kv;
+	pthread_mutex_unlock(&load_lock);
+}
+
+/* One figure: the first family of fams (NULL-ended) the reported version
+ * records, written with its recorded type; a counter as NAME_total. */
+static void figure(FILE *f, const char *const *fams, const char *help, double v)
+{
+	char kind[32];
+
+	for (; *fams; fams++) {
+		if (!ref_metric_kind(*fams, kind, sizeof kind))
+			continue;
+		const char *sfx = strcmp(kind, "counter") == 0 ? "_total" : "";
+		fprintf(f, "# HELP %s%s %s\n# TYPE %s%s %s\n", *fams, sfx, help, *fams, sfx, kind);
+		fprintf(f, "%s%s{engine=\"0\",model_name=\"%s\"} %.17g%s\n", *fams, sfx,
+			S->served_name, v, v == floor(v) && fabs(v) < 1e15 ? ".0" : "");
+		return;
+	}
+}
+
+#define FAMS(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
 void api_metrics(struct reply *r)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
+	long run, wait, kv;
 
 	if (!f)
 		abort();
-	counter(f, "vllm:generation_tokens", "Number of generation tokens processed.",
-		S->gen_tokens);
+	pthread_mutex_lock(&load_lock);
+	run = active < S->max_num_seqs ? active : S->max_num_seqs;
+	wait = active - run;
+	kv = held;
+	pthread_mutex_unlock(&load_lock);
+	figure(f, FAMS("vllm:num_requests_running"), "Number of requests in model execution batches.",
+	       (double)run);
+	figure(f, FAMS("vllm:num_requests_waiting"), "Number of requests waiting to be processed.",
+	       (double)wait);
+	figure(f, FAMS("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"),
+	       "KV-cache usage. 1 means 100 percent usage.",
+	       kv >= S->kv_tokens ? 1.0 : (double)kv / (double)S->kv_tokens);
+	figure(f, FAMS("vllm:prompt_tokens"), "Number of prefill tokens processed.",
+	       (double)S->prompt_tokens);
+	figure(f, FAMS("vllm:generation_tokens"), "Number of generation tokens processed.",
+	       (double)S->gen_tokens);
 	if (S->spec_k) {
-		counter(f, "vllm:spec_decode_num_drafts", "Number of spec decoding drafts.",
-			S->spec_drafts);
-		counter(f, "vllm:spec_decode_num_draft_tokens", "Number of draft tokens.",
-			S->spec_draft_tokens);
-		counter(f, "vllm:spec_decode_num_accepted_tokens",
-			"Number of accepted tokens.", S->spec_accepted);
+		figure(f, FAMS("vllm:spec_decode_num_drafts"), "Number of spec decoding drafts.",
+		       (double)S->spec_drafts);
+		figure(f, FAMS("vllm:spec_decode_num_draft_tokens"), "Number of draft tokens.",
+		       (double)S->spec_draft_tokens);
+		figure(f, FAMS("vllm:spec_decode_num_accepted_tokens"), "Number of accepted tokens.",
+		       (double)S->spec_accepted);
 	}
 	fclose(f);
 	r->status = 200;

@@ -68,6 +68,9 @@ struct standin {
 	double spec_accept;       /* STANDIN_MTP_ACCEPT: share of draft tokens accepted */
 	double spec_drift;        /* STANDIN_MTP_DRIFT: share of prompts whose answer MTP changes */
 	unsigned long long gen_tokens, spec_drafts, spec_draft_tokens, spec_accepted;
+	unsigned long long prompt_tokens; /* prompt tokens of every generate request */
+	long max_num_seqs;        /* --max-num-seqs (default 256): more streams wait */
+	long kv_tokens;           /* STANDIN_KV_TOKENS: KV-cache capacity in tokens */
 	const char *host;
 	int port;
 	const char *api_key;      /* --api-key or VLLM_API_KEY; NULL = open */
@@ -101,6 +104,10 @@ bool ref_has_env(const char *name);
 bool ref_has_tool_parser(const char *name);
 bool ref_has_reasoning_parser(const char *name);
 bool ref_has_backend(const char *name);
+/* The type vLLM records for a metric family at the reported version
+ * (data/vllm/<commit>/metrics.txt: "gauge", "counter", ...), copied into
+ * out; false when that version has no such family. */
+bool ref_metric_kind(const char *family, char *out, size_t size);
 void usage_line(FILE *f);
 /* argparse's failure: usage, "vllm serve: error: MSG", exit 2. */
 void usage_error(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
@@ -178,6 +185,7 @@ struct reply {
 	char id[64];
 	bool hang;                /* accepted, never answered (the sm_110 pooling hang) */
 	char *text;               /* owned; a text/plain body (/metrics) instead of body */
+	long kv_tokens;           /* tokens it holds in the KV cache while it streams */
 };
 void reply_json(struct reply *r, unsigned status, json_t *body);
 void reply_error(struct reply *r, unsigned status, const char *param, const char *msg);
@@ -202,6 +210,12 @@ int spec_tokens(const char *speculative);  /* num_speculative_tokens of an MTP c
 void spec_setup(struct standin *s, const char *speculative); /* spec_k, spec_accept; scales token_ms */
 void spec_observe(int completion_tokens);  /* count one finished generation */
 void spec_drift(const char *prompt, char *text, size_t size); /* STANDIN_MTP_DRIFT's change */
+/* A generate request's prompt tokens, counted when it is answered. */
+void prompt_observe(int prompt_tokens);
+/* A stream starts (holding kv tokens of the KV cache) and ends: running,
+ * waiting and KV usage on /metrics follow the streams open. */
+void stream_begin(long kv);
+void stream_end(long kv);
 void api_metrics(struct reply *r);
 
 /* generate.c / pool.c — route handlers (req borrowed). */

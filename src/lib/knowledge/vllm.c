@@ -90,6 +90,23 @@ static void parse_choices(struct vllm_reg *r, const char *text)
 	}
 }
 
+/* metrics.txt: FAMILY <tab> TYPE <tab> EXPOSED <tab> CONDITION <tab> SOURCE. */
+static void parse_metrics(struct vllm_reg *r, const char *text)
+{
+	_cleanup_free_ char *copy = xstrdup(text ? text : "");
+	char *save = NULL;
+	for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char *tab = strchr(l, '\t');
+		if (*l == '#' || !tab)
+			continue;
+		*tab = '\0';
+		char *kind = tab + 1;
+		kind[strcspn(kind, "\t")] = '\0';
+		strv_push(&r->metrics, l);
+		strv_push(&r->metric_kinds, kind);
+	}
+}
+
 int vllm_reg_load(struct vllm_reg *r, const char *folder, struct err **err)
 {
 	memset(r, 0, sizeof(*r));
@@ -109,6 +126,7 @@ int vllm_reg_load(struct vllm_reg *r, const char *folder, struct err **err)
 	r->attention_backends = vllm_list_parse(file_text(folder, "values-attention-backend.txt"));
 	r->attention_config_keys = vllm_list_parse(file_text(folder, "values-attention-config-keys.txt"));
 	r->quantizations = vllm_list_parse(file_text(folder, "values-quantization.txt"));
+	parse_metrics(r, file_text(folder, "metrics.txt"));
 	return 0;
 }
 
@@ -128,6 +146,8 @@ void vllm_reg_free(struct vllm_reg *r)
 	strv_free(r->attention_backends);
 	strv_free(r->attention_config_keys);
 	strv_free(r->quantizations);
+	strv_free(r->metrics);
+	strv_free(r->metric_kinds);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -152,6 +172,14 @@ bool vllm_reg_has_tool_parser(const struct vllm_reg *r, const char *name)
 bool vllm_reg_has_reasoning_parser(const struct vllm_reg *r, const char *name)
 {
 	return strv_has(r->reasoning_parsers, name);
+}
+
+const char *vllm_reg_metric_kind(const struct vllm_reg *r, const char *family)
+{
+	for (size_t i = 0; r->metrics && r->metrics[i]; i++)
+		if (strcmp(r->metrics[i], family) == 0)
+			return r->metric_kinds[i];
+	return NULL;
 }
 
 static char **choices_of(const struct vllm_reg *r, const char *flag)

@@ -1,7 +1,8 @@
 /*
  * vllm.h — what one recorded vLLM version accepts: its `vllm serve` flags
  * (with their kinds), the accepted values of the flags lobes renders, its
- * tool and reasoning parsers and its env registry. The lists are data read
+ * tool and reasoning parsers, its env registry and the Prometheus metric
+ * families its engine registers. The lists are data read
  * from vLLM's source at a pinned commit (data/vllm/<folder>/, the first line
  * of each file names the commit), embedded in the binary; an image maps to
  * a folder through data/images/ (struct vimage).
@@ -22,6 +23,8 @@ struct vllm_reg {
 	char **choice_flags; /* strv: flags with argparse choices */
 	char ***choices;     /* parallel: strv of accepted values */
 	char **attention_backends, **attention_config_keys, **quantizations;
+	char **metrics;      /* strv: Prometheus families from metrics.txt ("vllm:prompt_tokens") */
+	char **metric_kinds; /* strv parallel to metrics: "gauge", "counter", "histogram" */
 };
 
 /* Load the recorded lists of folder (data/vllm/<folder>/). EXIT_CONFIG when
@@ -34,6 +37,10 @@ const char *vllm_reg_flag_kind(const struct vllm_reg *r, const char *flag);
 bool vllm_reg_has_env(const struct vllm_reg *r, const char *name);
 bool vllm_reg_has_tool_parser(const struct vllm_reg *r, const char *name);
 bool vllm_reg_has_reasoning_parser(const struct vllm_reg *r, const char *name);
+/* The type of a Prometheus metric family this vLLM registers ("gauge",
+ * "counter", "histogram"; metrics.txt), NULL when it registers no such
+ * family. A counter family F is exposed as the sample F_total. */
+const char *vllm_reg_metric_kind(const struct vllm_reg *r, const char *family);
 
 /* Check one argument: flag (with its "--"), value NULL for a bare flag.
  * Returns 0 when this vLLM accepts it, else -1 with *why (caller frees)

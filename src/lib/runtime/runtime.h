@@ -10,6 +10,7 @@
 #include "bringup.h"
 #include "compose_cli.h"
 #include "engine_api.h"
+#include "engine_metrics.h"
 #include "fleet.h"
 #include "gateway_proc.h"
 #include "memory.h"
