@@ -247,6 +247,62 @@ static void test_together_when_budgets_fit(void **state)
 	bringup_result_free(&res);
 }
 
+/* The memory gate at its boundary: free == budget + margin starts the role
+ * at once, without a wait (kills bringup.c gate "f >= need" -> "f > need"). */
+static void test_gate_boundary_starts(void **state)
+{
+	(void)state;
+	struct sim s = sim_new();
+	s.free = 10 * GiB + 1 * GiB; /* roles[0]'s budget + the margin, exactly */
+	struct bringup_opts o = opts();
+	o.mem_wait_ms = 1000;
+	struct bringup_ops ops = { &s, s_start, s_observe, s_free, s_drop, s_event, s_now, s_sleep };
+	struct bringup_result res;
+	struct err *e = NULL;
+	assert_int_equal(bringup_run(roles, 1, &ops, &o, &res, &e), 0);
+	assert_true(res.ok);
+	assert_int_equal(res.roles[0].start_ms, 0);
+	assert_int_equal(s.n_events[EV_GATE_WAIT], 0);
+	bringup_result_free(&res);
+	/* one byte less: it waits, then gives up */
+	s = sim_new();
+	s.free = 11 * GiB - 1;
+	assert_int_equal(bringup_run(roles, 1, &ops, &o, &res, &e), 0);
+	assert_false(res.ok);
+	assert_int_equal(res.roles[0].outcome, OUT_NOT_STARTED);
+	assert_int_equal(s.n_events[EV_GATE_WAIT], 1);
+	bringup_result_free(&res);
+}
+
+/* "together" needs the budgets' sum AND the margin free: at sum + margin
+ * every role starts at once; between the sum and sum + margin it is one
+ * window at a time (kills bringup.c "need = o->margin" -> 0 and the
+ * together test "f >= need" -> "f > need"). */
+static void test_together_needs_the_margin(void **state)
+{
+	(void)state;
+	struct bringup_opts o = opts();
+	o.one_at_a_time = false;
+	struct bringup_result res;
+	struct sim s = sim_new();
+	s.free = 41 * GiB; /* 4 x 10 GiB + 1 GiB margin, exactly */
+	assert_int_equal(run(&s, &o, &res), 0);
+	assert_true(res.ok);
+	for (size_t i = 0; i < res.n; i++)
+		assert_int_equal(res.roles[i].start_ms, 0);
+	bringup_result_free(&res);
+	s = sim_new();
+	s.free = 40 * GiB + GiB / 2; /* the sum fits, the margin does not */
+	s.returns = 100 * GiB;
+	s.returns_at_ms = 12000;
+	assert_int_equal(run(&s, &o, &res), 0);
+	assert_true(res.ok);
+	assert_int_equal(res.roles[0].start_ms, 0);
+	for (size_t i = 1; i < res.n; i++)
+		assert_true(res.roles[i].start_ms >= res.roles[i - 1].window_ms);
+	bringup_result_free(&res);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -257,6 +313,8 @@ int main(void)
 		cmocka_unit_test(test_crash_stops_with_cause),
 		cmocka_unit_test(test_window_timeout_is_bounded),
 		cmocka_unit_test(test_together_when_budgets_fit),
+		cmocka_unit_test(test_gate_boundary_starts),
+		cmocka_unit_test(test_together_needs_the_margin),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
