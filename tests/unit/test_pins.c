@@ -74,6 +74,36 @@ static void test_score_served_by_embedder_and_reranker(void **state)
 	rmtree(d);
 }
 
+/* Every front-door path, its endpoint and its method: the proxied ones
+ * take POST only, /v1/models, /health and /capabilities GET or HEAD.
+ * Kills: route.c's endpoint table with one entry's method flipped. */
+static void test_endpoint_table(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *path;
+		enum gw_endpoint ep;
+		bool post;
+	} want[] = {
+		{ "/v1/chat/completions", GW_EP_CHAT, true }, { "/v1/completions", GW_EP_COMPLETIONS, true },
+		{ "/v1/embeddings", GW_EP_EMBEDDINGS, true }, { "/v1/rerank", GW_EP_RERANK, true },
+		{ "/rerank", GW_EP_RERANK, true },	      { "/v2/rerank", GW_EP_RERANK, true },
+		{ "/v1/score", GW_EP_SCORE, true },	      { "/score", GW_EP_SCORE, true },
+		{ "/v1/models", GW_EP_MODELS, false },	      { "/health", GW_EP_HEALTH, false },
+		{ "/capabilities", GW_EP_CAPABILITIES, false },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+		bool ok = true;
+		assert_int_equal(gw_endpoint_of("POST", want[i].path, &ok), want[i].ep);
+		assert_int_equal(ok, want[i].post);
+		assert_int_equal(gw_endpoint_of("GET", want[i].path, &ok), want[i].ep);
+		assert_int_equal(ok, !want[i].post);
+		assert_int_equal(gw_endpoint_of("HEAD", want[i].path, &ok), want[i].ep);
+		assert_int_equal(ok, !want[i].post);
+		assert_int_equal(gw_endpoint_proxied(want[i].ep), want[i].post);
+	}
+}
+
 /* The key file and a .env holding the key: any group or other bit is
  * refused, not only the world-readable 0644 (0640 is the common slip).
  * Kills: config.c "st.st_mode & 077" -> "& 007" (both places). */
@@ -139,6 +169,120 @@ static void test_predicate_ge_lt(void **state)
 	assert_int_equal(cond("lt", "lots", gib128), TRI_UNKNOWN);
 }
 
+/* Each fact a predicate may name, read from the view: the card's and the
+ * box's, a role's (name, lane, attention path, a knob, the method of
+ * speculative_config) and its checkpoint's; an absent source is unknown,
+ * never a default. Kills: predicate.c view_get's branches (each fact's
+ * name test, its source chosen, its unknown case). */
+static enum tri fact_eq(const struct fact_view *v, const char *fact, const char *value)
+{
+	char *vals[] = { (char *)value, NULL };
+	struct condition c = { .fact = (char *)fact, .op = "eq", .values = vals };
+	struct trait t = { .name = "t", .when = &c, .n_when = 1 };
+	char *detail = NULL;
+	enum tri r = trait_predicate(&t, v, &detail);
+	free(detail);
+	return r;
+}
+
+static void test_predicate_facts(void **state)
+{
+	(void)state;
+	struct host_facts f = { 0 };
+	struct card card = { .name = "thor", .memory_model = "unified" };
+	struct checkpoint_facts ck = { .found = true, .kv_scales = TRI_TRUE, .hetero_head_dim = TRI_FALSE };
+	struct fact_view v = { .facts = &f, .card = &card, .role = ROLE_RERANKER, .ckpt = &ck };
+	v.knobs[KNOB_KV_CACHE_DTYPE] = "fp8";
+	v.attention_path = "TRITON_ATTN";
+	assert_int_equal(fact_eq(&v, "card.id", "thor"), TRI_TRUE);
+	assert_int_equal(fact_eq(&v, "card.compute_cap", "11.0"), TRI_UNKNOWN);
+	f.compute_cap.valid = true;
+	f.compute_cap.value = "11.0";
+	assert_int_equal(fact_eq(&v, "card.compute_cap", "11.0"), TRI_TRUE);
+	/* memory model: the box's fact first, else the card's */
+	assert_int_equal(fact_eq(&v, "card.memory_model", "unified"), TRI_TRUE);
+	f.memory_model.valid = true;
+	f.memory_model.value = "discrete";
+	assert_int_equal(fact_eq(&v, "card.memory_model", "discrete"), TRI_TRUE);
+	assert_int_equal(fact_eq(&v, "role.name", "reranker"), TRI_TRUE);
+	assert_int_equal(fact_eq(&v, "role.lane", "pooling"), TRI_TRUE);
+	assert_int_equal(fact_eq(&v, "role.attention_path", "TRITON_ATTN"), TRI_TRUE);
+	assert_int_equal(fact_eq(&v, "role.kv_cache_dtype", "fp8"), TRI_TRUE);
+	assert_int_equal(fact_eq(&v, "role.max_model_len", "1"), TRI_UNKNOWN);
+	assert_int_equal(fact_eq(&v, "role.no_such_knob", "x"), TRI_UNKNOWN);
+	assert_int_equal(fact_eq(&v, "role.speculative_method", "none"), TRI_UNKNOWN);
+	v.knobs[KNOB_SPECULATIVE_CONFIG] = "none";
+	assert_int_equal(fact_eq(&v, "role.speculative_method", "none"), TRI_TRUE);
+	v.knobs[KNOB_SPECULATIVE_CONFIG] = "{\"method\": \"mtp\", \"num_speculative_tokens\": 1}";
+	assert_int_equal(fact_eq(&v, "role.speculative_method", "mtp"), TRI_TRUE);
+	v.knobs[KNOB_SPECULATIVE_CONFIG] = "{\"num_speculative_tokens\": 1}";
+	assert_int_equal(fact_eq(&v, "role.speculative_method", "mtp"), TRI_UNKNOWN);
+	assert_int_equal(fact_eq(&v, "checkpoint.kv_scales", "present"), TRI_TRUE);
+	ck.kv_scales = TRI_FALSE;
+	assert_int_equal(fact_eq(&v, "checkpoint.kv_scales", "absent"), TRI_TRUE);
+	ck.kv_scales = TRI_UNKNOWN;
+	assert_int_equal(fact_eq(&v, "checkpoint.kv_scales", "absent"), TRI_UNKNOWN);
+	assert_int_equal(fact_eq(&v, "checkpoint.quant_method", "none"), TRI_TRUE);
+	ck.quant_method = "modelopt";
+	assert_int_equal(fact_eq(&v, "checkpoint.quant_method", "modelopt"), TRI_TRUE);
+	assert_int_equal(fact_eq(&v, "checkpoint.hetero_head_dim", "false"), TRI_TRUE);
+	ck.hetero_head_dim = TRI_UNKNOWN;
+	assert_int_equal(fact_eq(&v, "checkpoint.hetero_head_dim", "false"), TRI_UNKNOWN);
+	ck.found = false;
+	assert_int_equal(fact_eq(&v, "checkpoint.quant_method", "modelopt"), TRI_UNKNOWN);
+	v.ckpt = NULL;
+	assert_int_equal(fact_eq(&v, "checkpoint.kv_scales", "absent"), TRI_UNKNOWN);
+	assert_int_equal(fact_eq(&v, "checkpoint.hetero_head_dim", "false"), TRI_UNKNOWN);
+	/* fleet level: every role fact unknown; no card: no card facts */
+	v.role = -1;
+	assert_int_equal(fact_eq(&v, "role.name", "reranker"), TRI_UNKNOWN);
+	v.card = NULL;
+	f.memory_model.valid = false;
+	assert_int_equal(fact_eq(&v, "card.id", "thor"), TRI_UNKNOWN);
+	assert_int_equal(fact_eq(&v, "card.memory_model", "unified"), TRI_UNKNOWN);
+	assert_int_equal(fact_eq(&v, "no.such.fact", "x"), TRI_UNKNOWN);
+}
+
+/* Three-valued and: false wins over unknown wherever it comes; unknown
+ * over true. Kills: trait_predicate's combination (an unknown after a
+ * false must not lift the result to unknown). */
+static void test_predicate_and(void **state)
+{
+	(void)state;
+	struct host_facts f = { 0 };
+	struct card card = { .name = "thor" };
+	struct fact_view v = { .facts = &f, .card = &card, .role = -1 };
+	char *yes[] = { "thor", NULL }, *no[] = { "spark", NULL };
+	struct condition t1 = { .fact = "card.id", .op = "eq", .values = yes };
+	struct condition f1 = { .fact = "card.id", .op = "eq", .values = no };
+	struct condition u1 = { .fact = "card.compute_cap", .op = "eq", .values = yes };
+	struct condition n1 = { .fact = "card.id", .op = "ne", .values = no };
+	const struct {
+		struct condition c[3];
+		size_t n;
+		enum tri want;
+	} cases[] = {
+		{ { t1, n1 }, 2, TRI_TRUE },   { { f1, u1 }, 2, TRI_FALSE }, { { u1, f1 }, 2, TRI_FALSE },
+		{ { t1, u1 }, 2, TRI_UNKNOWN }, { { u1, t1 }, 2, TRI_UNKNOWN }, { { t1, u1, f1 }, 3, TRI_FALSE },
+		{ { { 0 } }, 0, TRI_TRUE },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct trait t = { .name = "t", .when = (struct condition *)cases[i].c, .n_when = cases[i].n };
+		char *detail = NULL;
+		assert_int_equal(trait_predicate(&t, &v, &detail), cases[i].want);
+		if (!cases[i].n)
+			assert_string_equal(detail, "no conditions (always holds)");
+		free(detail);
+	}
+	/* applied: true, or unknown with on_unknown: apply */
+	struct trait a = { .name = "a", .on_unknown = "apply" }, s = { .name = "s", .on_unknown = "skip" };
+	assert_true(trait_applies(&a, TRI_TRUE));
+	assert_true(trait_applies(&a, TRI_UNKNOWN));
+	assert_false(trait_applies(&a, TRI_FALSE));
+	assert_false(trait_applies(&s, TRI_UNKNOWN));
+	assert_true(trait_applies(&s, TRI_TRUE));
+}
+
 /* The atomic write sets the mode it is asked for whatever the umask:
  * docker-compose.yml must stay 0644 under umask 077.
  * Kills: fs.c fs_write_temp without "fchmod(fd, mode) < 0 ||". */
@@ -199,8 +343,11 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_score_served_by_embedder_and_reranker),
+		cmocka_unit_test(test_endpoint_table),
 		cmocka_unit_test(test_key_mode_group_bits_refused),
 		cmocka_unit_test(test_predicate_ge_lt),
+		cmocka_unit_test(test_predicate_facts),
+		cmocka_unit_test(test_predicate_and),
 		cmocka_unit_test(test_atomic_write_mode_under_umask),
 		cmocka_unit_test(test_embed_tie_fails),
 		cmocka_unit_test(test_single_quoted_item_doubles),
