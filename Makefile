@@ -164,6 +164,6 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-cov build-mut
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -5,12 +5,14 @@
  * those mutants on every run so a test that stops catching one shows.
  */
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "testutil.h"
 #include "../../src/lib/gateway/gateway.h"
 #include "../../src/lib/plan/plan.h"
 #include "../../src/lib/probe/probe.h"
 #include "../../src/lib/render/render_int.h"
+#include "../../src/lib/runtime/memory.h"
 #include "../../src/lib/util/fs.h"
 
 static char *tmpdir(void)
@@ -283,6 +285,55 @@ static void test_predicate_and(void **state)
 	assert_true(trait_applies(&s, TRI_TRUE));
 }
 
+/* /proc/meminfo under LOBES_SYSROOT: a field is the whole name before
+ * ':' (MemTotal is not Mem), in kB; a field without a number or absent is
+ * an error naming the file. drop_caches writes "3". Kills: memory.c's
+ * field match, its kB scale and its error paths. */
+static void test_meminfo_and_drop_caches(void **state)
+{
+	(void)state;
+	char *d = tmpdir();
+	_cleanup_free_ char *proc = xasprintf("%s/proc/sys/vm", d);
+	_cleanup_free_ char *mk = xasprintf("mkdir -p '%s'", proc);
+	assert_int_equal(system(mk), 0);
+	_cleanup_free_ char *mi = xasprintf("%s/proc/meminfo", d);
+	const char *text = "MemTotal:       131072 kB\nMemFree: 0 kB\nMem:5 kB\n"
+			   "Bad:   none\nMemAvailable:   2048 kB";
+	assert_int_equal(fs_write_atomic(mi, text, strlen(text), 0644, NULL), 0);
+	setenv("LOBES_SYSROOT", d, 1);
+	uint64_t b = 7;
+	struct err *e = NULL;
+	assert_int_equal(meminfo_field("MemTotal", &b, &e), 0);
+	assert_int_equal(b, 131072ull * 1024);
+	assert_int_equal(meminfo_field("MemFree", &b, &e), 0);
+	assert_int_equal(b, 0);
+	assert_int_equal(meminfo_field("Mem", &b, &e), 0);
+	assert_int_equal(b, 5 * 1024);
+	assert_int_equal(meminfo_field("MemAvailable", &b, &e), 0); /* the last line, no newline */
+	assert_int_equal(b, 2048 * 1024);
+	b = 7;
+	assert_int_equal(meminfo_field("Bad", &b, &e), -1);
+	assert_string_contains(e->msg, "has no Bad field");
+	err_free(e);
+	e = NULL;
+	assert_int_equal(meminfo_field("Cached", &b, &e), -1);
+	assert_string_contains(e->msg, "/proc/meminfo' has no Cached field");
+	assert_int_equal(b, 7);
+	err_free(e);
+	e = NULL;
+	_cleanup_free_ char *dc = xasprintf("%s/drop_caches", proc);
+	assert_int_equal(drop_caches(&e), -1); /* absent */
+	assert_string_contains(e->msg, "drop caches: open");
+	err_free(e);
+	e = NULL;
+	assert_int_equal(fs_write_atomic(dc, "0\n", 2, 0644, NULL), 0);
+	assert_int_equal(drop_caches(&e), 0);
+	_cleanup_free_ char *got = fs_read(dc, 64, NULL, NULL);
+	assert_string_equal(got, "3\n");
+	unsetenv("LOBES_SYSROOT");
+	rmtree(d);
+}
+
 /* The atomic write sets the mode it is asked for whatever the umask:
  * docker-compose.yml must stay 0644 under umask 077.
  * Kills: fs.c fs_write_temp without "fchmod(fd, mode) < 0 ||". */
@@ -298,6 +349,17 @@ static void test_atomic_write_mode_under_umask(void **state)
 	struct stat st;
 	assert_int_equal(stat(p, &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0644);
+	/* with stdin closed the directory may open as fd 0, still a success
+	 * (kills fs.c "if (dfd < 0)" -> "if (dfd <= 0)") */
+	int keep = dup(0);
+	assert_true(keep > 0);
+	close(0);
+	rc = fs_write_atomic(p, "y\n", 2, 0600, NULL);
+	assert_int_equal(dup2(keep, 0), 0);
+	close(keep);
+	assert_int_equal(rc, 0);
+	_cleanup_free_ char *got = fs_read(p, 16, NULL, NULL);
+	assert_string_equal(got, "y\n");
 	rmtree(d);
 }
 
@@ -348,6 +410,7 @@ int main(void)
 		cmocka_unit_test(test_predicate_ge_lt),
 		cmocka_unit_test(test_predicate_facts),
 		cmocka_unit_test(test_predicate_and),
+		cmocka_unit_test(test_meminfo_and_drop_caches),
 		cmocka_unit_test(test_atomic_write_mode_under_umask),
 		cmocka_unit_test(test_embed_tie_fails),
 		cmocka_unit_test(test_single_quoted_item_doubles),
