@@ -21,6 +21,8 @@ struct sim {
 	int hang_role;          /* never closes its window */
 	int n_events[8];
 	int concurrent_windows, max_concurrent;
+	int stray_bytes;        /* events other than the gate's that carry bytes */
+	uint64_t gate_need;     /* the last gate event's need */
 };
 
 static int s_start(void *ud, enum role_id r, struct err **err)
@@ -78,6 +80,12 @@ static void s_event(void *ud, const struct bringup_event *ev)
 {
 	struct sim *s = ud;
 	s->n_events[ev->kind]++;
+	/* only the gate's events carry memory figures (serve --json prints
+	 * need_bytes when it is not 0) */
+	if (ev->kind == EV_GATE_WAIT || ev->kind == EV_DROP_CACHES)
+		s->gate_need = ev->need_bytes;
+	else if (ev->free_bytes || ev->need_bytes)
+		s->stray_bytes++;
 }
 
 static long long s_now(void *ud) { return ((struct sim *)ud)->now; }
@@ -150,6 +158,7 @@ static void test_gate_waits_for_memory(void **state)
 	assert_true(res.ok);
 	assert_true(res.roles[0].start_ms >= 7000);
 	assert_int_equal(s.n_events[EV_GATE_WAIT], 1);
+	assert_int_equal(s.gate_need, 11 * GiB);
 	bringup_result_free(&res);
 }
 
@@ -263,6 +272,10 @@ static void test_gate_boundary_starts(void **state)
 	assert_true(res.ok);
 	assert_int_equal(res.roles[0].start_ms, 0);
 	assert_int_equal(s.n_events[EV_GATE_WAIT], 0);
+	assert_int_equal(s.n_events[EV_START], 1);
+	assert_int_equal(s.n_events[EV_WINDOW], 1);
+	assert_int_equal(s.n_events[EV_READY], 1);
+	assert_int_equal(s.stray_bytes, 0);
 	bringup_result_free(&res);
 	/* one byte less: it waits, then gives up */
 	s = sim_new();
@@ -271,6 +284,7 @@ static void test_gate_boundary_starts(void **state)
 	assert_false(res.ok);
 	assert_int_equal(res.roles[0].outcome, OUT_NOT_STARTED);
 	assert_int_equal(s.n_events[EV_GATE_WAIT], 1);
+	assert_int_equal(s.gate_need, 11 * GiB);
 	bringup_result_free(&res);
 }
 

@@ -137,6 +137,58 @@ static void test_key_mode_group_bits_refused(void **state)
 	rmtree(d);
 }
 
+/* Every integer setting of the gateway's .env at its bounds: the lowest
+ * and highest accepted, one past either refused with the range named.
+ * Kills: config.c's INT_KEY bounds and env_int's "n < lo" / "n > hi". */
+static void test_gateway_setting_bounds(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *key;
+		long lo, hi;
+	} keys[] = {
+		{ "LOBES_GATEWAY_PORT", 0, 65535 },
+		{ "LOBES_GATEWAY_MAX_BODY_BYTES", 1024, 1L << 30 },
+		{ "LOBES_GATEWAY_MAX_CONNECTIONS", 1, 65536 },
+		{ "LOBES_GATEWAY_CONNECT_TIMEOUT", 1, 3600 },
+		{ "LOBES_GATEWAY_READ_TIMEOUT", 1, 86400 },
+		{ "LOBES_GATEWAY_REQUEST_TIMEOUT", 0, 86400 },
+		{ "LOBES_GATEWAY_IDLE_TIMEOUT", 1, 86400 },
+		{ "LOBES_GATEWAY_DRAIN_TIMEOUT", 0, 86400 },
+		{ "LOBES_GATEWAY_HEALTH_INTERVAL_MS", 50, 3600000 },
+		{ "LOBES_GATEWAY_HEALTH_TIMEOUT_MS", 50, 600000 },
+		{ "LOBES_GATEWAY_SWAP_MAX", 0, 100 },
+		{ "LOBES_GATEWAY_IOWAIT_MAX", 0, 100 },
+		{ "LOBES_GATEWAY_WORKERS", 1, 64 },
+		{ "LOBES_GATEWAY_MAX_INFLIGHT", 1, 1000000 },
+		{ "LOBES_GATEWAY_MAX_INFLIGHT_RERANKER", 1, 1000000 },
+	};
+	char *d = tmpdir();
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		const long tries[] = { keys[i].lo - 1, keys[i].lo, keys[i].hi, keys[i].hi + 1 };
+		for (size_t k = 0; k < ARRAY_SIZE(tries); k++) {
+			_cleanup_free_ char *env = xasprintf("%s%s=%ld\n", FLEET, keys[i].key, tries[k]);
+			struct err *e = NULL;
+			struct gw_config *c = fleet_in(d, env, 0600, &e);
+			bool inside = k == 1 || k == 2;
+			if (inside) {
+				if (!c)
+					fail_msg("%s=%ld refused: %s", keys[i].key, tries[k], e->msg);
+				gw_config_unref(c);
+				continue;
+			}
+			if (c)
+				fail_msg("%s=%ld accepted; expected %ld-%ld", keys[i].key, tries[k], keys[i].lo,
+					 keys[i].hi);
+			_cleanup_free_ char *want = xasprintf("%s '%ld' is not valid; expected an integer %ld-%ld",
+							      keys[i].key, tries[k], keys[i].lo, keys[i].hi);
+			assert_string_contains(e->msg, want);
+			err_free(e);
+		}
+	}
+	rmtree(d);
+}
+
 /* Predicate operators ge and lt, evaluated at their boundary: card.mem_gib
  * of exactly 128 GiB reads "128.0"; ge 128 holds, lt 128 does not.
  * Kills: predicate.c "a < b" -> "a <= b", "a >= b" -> "a > b", and the
@@ -387,6 +439,45 @@ static void test_embed_tie_fails(void **state)
 	probe_free(&p);
 }
 
+/* The rerank probe's shape checks at their edges: 1 to 4 results, each
+ * index in 0..3 once (4 is one past), the reason naming the range.
+ * Kills: probe_judge.c judge_rerank's "n > N_DOCS", "k >= N_DOCS", "k < 0"
+ * and the range in its reason. */
+static void test_rerank_shape_edges(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *body, *reason;
+	} cases[] = {
+		{ "{\"results\":[]}", "malformed body: expected 'results' with 1 to 4 entries" },
+		{ "{\"results\":[{\"index\":1,\"relevance_score\":0.9},{\"index\":0,\"relevance_score\":0.5},"
+		  "{\"index\":2,\"relevance_score\":0.4},{\"index\":3,\"relevance_score\":0.3},"
+		  "{\"index\":3,\"relevance_score\":0.2}]}",
+		  "malformed body: expected 'results' with 1 to 4 entries" },
+		{ "{\"results\":[{\"index\":1,\"relevance_score\":0.9},{\"index\":4,\"relevance_score\":0.5}]}",
+		  "malformed body: results[1] needs a new 'index' in 0..3 and a numeric 'relevance_score'" },
+		{ "{\"results\":[{\"index\":-1,\"relevance_score\":0.9}]}",
+		  "malformed body: results[0] needs a new 'index' in 0..3 and a numeric 'relevance_score'" },
+		{ "{\"results\":[{\"index\":1,\"relevance_score\":\"high\"}]}",
+		  "malformed body: results[0] needs a new 'index' in 0..3 and a numeric 'relevance_score'" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct probe p;
+		probe_init(&p, ROLE_RERANKER, 8000, NULL);
+		probe_judge(&p, 200, cases[i].body, strlen(cases[i].body));
+		assert_int_equal(p.failure, PF_MALFORMED);
+		assert_string_equal(p.reason, cases[i].reason);
+		probe_free(&p);
+	}
+	/* index 3, the last document, is in range */
+	struct probe p;
+	const char *ok = "{\"results\":[{\"index\":1,\"relevance_score\":0.9},{\"index\":3,\"relevance_score\":0.1}]}";
+	probe_init(&p, ROLE_RERANKER, 8000, NULL);
+	probe_judge(&p, 200, ok, strlen(ok));
+	assert_int_equal(p.status, PROBE_PASS);
+	probe_free(&p);
+}
+
 /* A single-quoted compose item: ' is doubled for YAML and $ for compose's
  * interpolation. No shipped knob value can hold a $ today (each refuses
  * it), so this is where the doubling is pinned.
@@ -407,12 +498,14 @@ int main(void)
 		cmocka_unit_test(test_score_served_by_embedder_and_reranker),
 		cmocka_unit_test(test_endpoint_table),
 		cmocka_unit_test(test_key_mode_group_bits_refused),
+		cmocka_unit_test(test_gateway_setting_bounds),
 		cmocka_unit_test(test_predicate_ge_lt),
 		cmocka_unit_test(test_predicate_facts),
 		cmocka_unit_test(test_predicate_and),
 		cmocka_unit_test(test_meminfo_and_drop_caches),
 		cmocka_unit_test(test_atomic_write_mode_under_umask),
 		cmocka_unit_test(test_embed_tie_fails),
+		cmocka_unit_test(test_rerank_shape_edges),
 		cmocka_unit_test(test_single_quoted_item_doubles),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
