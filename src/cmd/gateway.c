@@ -25,6 +25,7 @@
 #include "../lib/util/fs.h"
 #include "../lib/util/secret.h"
 #include "../lib/util/cleanup.h"
+#include "../version.h"
 #include "cmd.h"
 
 static void log_line(void *ud, const char *line)
@@ -159,6 +160,7 @@ CMD(gateway)
 		gw_config_unref(cfg);
 		return cmd_fail(ctx, e);
 	}
+	gateway_set_version(g, LOBES_VERSION);
 	json_t *s = summary(cfg, gateway_port(g));
 	gw_config_unref(cfg);
 	/* the pid file exists before the listening line is out: whoever waits

@@ -78,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 2)
 		return 0;
 	struct gw_config *c = cfg();
-	enum gw_endpoint ep = (enum gw_endpoint)(data[0] % (GW_EP_CAPABILITIES + 1));
+	enum gw_endpoint ep = (enum gw_endpoint)(data[0] % GW_EP__COUNT);
 	_cleanup_free_ char *text = fuzz_cstr(data + 2, size - 2);
 	switch (data[1] % 3) {
 	case 0:

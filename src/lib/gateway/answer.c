@@ -2,7 +2,7 @@
  * answer.c — the answers the gateway queues itself on a client connection
  * (relay.h): a body with its type and the request id, a JSON body, an
  * OpenAI-shaped error, a proxy error. Each records the status and size for
- * the access line. In the relay's layer, so the relay and the HTTP front
+ * the access line; req_sent counts the bytes of a relayed answer. In the relay's layer, so the relay and the HTTP front
  * above it both call down to it.
  */
 #include <string.h>
@@ -23,8 +23,17 @@ enum MHD_Result req_answer(struct req *q, struct MHD_Connection *c, int status, 
 	MHD_destroy_response(r);
 	q->status = status;
 	q->bytes = strlen(body);
+	q->t_first = gw_now_ms();
 	q->state = R_RESP;
 	return rc;
+}
+
+void req_sent(struct req *q, const char *p, size_t n)
+{
+	if (q->t_first <= 0)
+		q->t_first = gw_now_ms();
+	gw_usage_feed(&q->usage, p, n);
+	q->bytes += n;
 }
 
 enum MHD_Result req_json(struct req *q, struct MHD_Connection *c, int status, json_t *o,

@@ -293,6 +293,11 @@ static int env_setting(struct gw_config *c, const struct env_file *e, const char
 	long all = 1024;
 	if (env_int(e, path, "LOBES_GATEWAY_MAX_INFLIGHT", 1, 1000000, &all, err) < 0)
 		return -1;
+	const struct env_entry *ma = env_find(e, "LOBES_GATEWAY_METRICS_AUTH");
+	if (ma && strcmp(ma->value, "none") != 0 && strcmp(ma->value, "key") != 0)
+		return err_set(err, EXIT_CONFIG, "%s:%d: LOBES_GATEWAY_METRICS_AUTH '%s' is not valid; "
+			       "expected none or key", path, ma->line, ma->value);
+	c->observe_keyed = ma && !strcmp(ma->value, "key");
 	const struct env_entry *b = env_find(e, "LOBES_GATEWAY_BIND");
 	if (b) {
 		free(c->bind);

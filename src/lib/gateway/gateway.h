@@ -81,6 +81,7 @@ struct gw_config {
 	double swap_max;          /* percent; >= 100 = off */
 	double iowait_max;        /* percent; >= 100 = off */
 	bool iowait_off_by_card;  /* the card's trait: iowait lies there */
+	bool observe_keyed;       /* LOBES_GATEWAY_METRICS_AUTH=key: /metrics, /status, /ui need the key */
 	struct gw_role roles[ROLE__COUNT];
 	struct gw_alias *aliases;
 	size_t n_aliases;
@@ -125,12 +126,20 @@ enum gw_endpoint {
 	GW_EP_MODELS,
 	GW_EP_HEALTH,
 	GW_EP_CAPABILITIES,
+	GW_EP_METRICS, /* the gateway's own: keyless unless LOBES_GATEWAY_METRICS_AUTH=key */
+	GW_EP_STATUS,
+	GW_EP_UI,
+	GW_EP__COUNT
 };
 
 /* The endpoint of path; *method_ok false when it exists with another
  * method (405). GW_EP_NONE: unknown path (404). */
 enum gw_endpoint gw_endpoint_of(const char *method, const char *path, bool *method_ok);
 bool gw_endpoint_keyless(enum gw_endpoint ep);
+/* The gateway's own views (/metrics, /status, /ui): keyless unless the
+ * settings ask for the key (LOBES_GATEWAY_METRICS_AUTH=key). */
+bool gw_endpoint_observe(enum gw_endpoint ep);
+bool gw_endpoint_needs_key(const struct gw_config *c, enum gw_endpoint ep);
 bool gw_endpoint_proxied(enum gw_endpoint ep);
 
 struct gw_route {
@@ -195,6 +204,8 @@ int gateway_drain_and_stop(struct gateway *g);
 /* How many worker loops c asks for: LOBES_GATEWAY_WORKERS, else the online
  * CPUs (at most 8). */
 int gw_worker_count(const struct gw_config *c);
+/* The build's version, for /metrics and /status (the library does not know it). */
+void gateway_set_version(struct gateway *g, const char *version);
 /* The port actually bound (useful with port 0). */
 int gateway_port(const struct gateway *g);
 

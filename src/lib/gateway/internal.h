@@ -11,7 +11,8 @@
  *   relay     answer.c relay.c — one client request and its relay (relay.h)
  *   proxy     proxy.c — the readiness of roles proxied to peers (proxy.h)
  *   server    server.c — the HTTP front: intake, checks, local answers;
- *             start, reload, drain
+ *             start, reload, drain; observe.c — what it counts (metrics.c,
+ *             metrics_expo.c, a layer above the log) and its own views
  *
  * A lower layer tells a higher one something only through what the higher
  * one registered: the loop runs the engine side through worker_ops, the
@@ -54,6 +55,14 @@ struct gateway {
 	unsigned long long seed;
 	bool draining;
 	struct peer_poll *pp; /* proxy.c: readiness of roles proxied to peers */
+	struct gw_metrics *metrics; /* metrics.h: counted by observe.c */
 };
+
+/* ---- observe.c: the server layer's observations (metrics.h) ---- */
+
+/* q has ended (MHD's completion): count it. Frees q's usage scan. */
+void gw_observe_done(struct gateway *g, struct req *q, enum MHD_RequestTerminationCode toe);
+/* Answer /metrics, /status or /ui. */
+enum MHD_Result gw_observe_answer(struct gateway *g, struct req *q, struct MHD_Connection *c);
 
 #endif

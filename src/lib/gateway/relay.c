@@ -72,7 +72,7 @@ static ssize_t relay_read(void *cls, uint64_t pos, char *out, size_t max)
 		pthread_mutex_unlock(&r->mu);
 		if (unpause)
 			upstream_unpause(r->up, r);
-		q->bytes += n;
+		req_sent(q, out, n);
 		return (ssize_t)n;
 	}
 	if (r->done) {
@@ -154,7 +154,7 @@ enum MHD_Result relay_respond(struct req *q, struct MHD_Connection *c)
 		if (r->content_type)
 			MHD_add_response_header(resp, "Content-Type", r->content_type);
 		long st = r->status;
-		q->bytes = r->data.len;
+		req_sent(q, r->data.data, r->data.len);
 		r->rd = r->data.len;
 		pthread_mutex_unlock(&r->mu);
 		MHD_add_response_header(resp, "X-Request-Id", q->id);

@@ -7,6 +7,7 @@
 #ifndef LOBES_GATEWAY_RELAY_H
 #define LOBES_GATEWAY_RELAY_H
 
+#include "metrics.h"
 #include "upstream.h"
 
 #define GW_RETRY_AFTER "5" /* seconds, on 503 and on 429 server_busy */
@@ -31,6 +32,8 @@ struct req {
 	struct relay *relay;
 	enum req_state state;
 	const char *outcome;
+	double t_first;        /* the first body byte handed to MHD (0: none yet) */
+	struct gw_usage usage; /* tokens of the engine's answer (metrics.h) */
 };
 
 /* ---- answer.c: answers the gateway gives itself ---- */
@@ -38,6 +41,9 @@ struct req {
 /* Queue body as q's answer; hdrs: name, value pairs ending in NULL. */
 enum MHD_Result req_answer(struct req *q, struct MHD_Connection *c, int status, const char *body,
 			   const char *ctype, const char *const *hdrs);
+/* Body bytes p[0..n) of a relayed answer go to the client: counted, timed
+ * (the first) and scanned for the engine's usage. */
+void req_sent(struct req *q, const char *p, size_t n);
 /* The same with a JSON body (o is stolen). */
 enum MHD_Result req_json(struct req *q, struct MHD_Connection *c, int status, json_t *o,
 			 const char *const *hdrs);

@@ -44,6 +44,7 @@ static const struct {
 	{ "/v1/models", GW_EP_MODELS, false },
 	{ "/health", GW_EP_HEALTH, false },
 	{ "/capabilities", GW_EP_CAPABILITIES, false },
+	{ "/metrics", GW_EP_METRICS, false },
 };
 
 enum gw_endpoint gw_endpoint_of(const char *method, const char *path, bool *method_ok)
@@ -63,6 +64,18 @@ enum gw_endpoint gw_endpoint_of(const char *method, const char *path, bool *meth
 bool gw_endpoint_keyless(enum gw_endpoint ep)
 {
 	return ep == GW_EP_HEALTH || ep == GW_EP_CAPABILITIES;
+}
+
+bool gw_endpoint_observe(enum gw_endpoint ep)
+{
+	return ep == GW_EP_METRICS || ep == GW_EP_STATUS || ep == GW_EP_UI;
+}
+
+bool gw_endpoint_needs_key(const struct gw_config *c, enum gw_endpoint ep)
+{
+	if (gw_endpoint_observe(ep))
+		return c->observe_keyed;
+	return !gw_endpoint_keyless(ep);
 }
 
 bool gw_endpoint_proxied(enum gw_endpoint ep)

@@ -9,7 +9,8 @@
  *
  * A request goes through, in this order:
  *   1. endpoint and method: 404 not_found, 405 (+ Allow);
- *   2. the key, unless the route is keyless (/health, /capabilities): 401
+ *   2. the key, unless the route is keyless (/health, /capabilities; and
+ *      /metrics, /status, /ui unless LOBES_GATEWAY_METRICS_AUTH=key): 401
  *      invalid_api_key + WWW-Authenticate;
  *   3. local endpoints (/health, /v1/models, /capabilities) are answered
  *      here, with the roles proxied to peers (proxy.c);
@@ -99,6 +100,7 @@ static enum MHD_Result dispatch(struct gateway *g, struct req *q, struct MHD_Con
 		gw_route_free(&rt);
 		return req_proxy_err(q, c, &pe);
 	}
+	q->log_role = rt.role; /* a request shed below is the role's too */
 	if (rt.via_alias) {
 		const char *why = NULL;
 		double swap = __atomic_load_n(&g->eng.swap_x100, __ATOMIC_RELAXED) / 100.0;
@@ -113,7 +115,6 @@ static enum MHD_Result dispatch(struct gateway *g, struct req *q, struct MHD_Con
 			return req_error(q, c, 429, "server_busy", "server_busy", m, NULL, h);
 		}
 	}
-	q->log_role = rt.role;
 	int n = __atomic_add_fetch(&g->role_inflight[rt.role], 1, __ATOMIC_SEQ_CST);
 	q->role = rt.role;
 	if (n > q->cfg->roles[rt.role].max_inflight) {
@@ -124,6 +125,7 @@ static enum MHD_Result dispatch(struct gateway *g, struct req *q, struct MHD_Con
 		gw_route_free(&rt);
 		return req_error(q, c, 429, "rate_limit_error", "concurrency_limit", m, NULL, h);
 	}
+	gw_metrics_relay_begin(g->metrics, rt.role, q->ep);
 	enum MHD_Result rc = relay_start(q, c, &rt);
 	gw_route_free(&rt);
 	return rc;
@@ -131,6 +133,8 @@ static enum MHD_Result dispatch(struct gateway *g, struct req *q, struct MHD_Con
 
 static enum MHD_Result local_answer(struct gateway *g, struct req *q, struct MHD_Connection *c)
 {
+	if (gw_endpoint_observe(q->ep)) /* /metrics, /status, /ui */
+		return gw_observe_answer(g, q, c);
 	bool ready[ROLE__COUNT];
 	for (int i = 0; i < ROLE__COUNT; i++)
 		ready[i] = __atomic_load_n(&g->eng.ready[i], __ATOMIC_RELAXED);
@@ -178,7 +182,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			return req_error(q, c, 405, "invalid_request_error", "method_not_allowed",
 					 "method not allowed on this route", NULL, h);
 		}
-		if (!gw_endpoint_keyless(q->ep) &&
+		if (gw_endpoint_needs_key(q->cfg, q->ep) &&
 		    !gw_auth_ok(q->cfg, MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 								    "Authorization"))) {
 			const char *h[] = { "WWW-Authenticate", "Bearer", NULL };
@@ -220,6 +224,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	if (!q)
 		return;
 	*con_cls = NULL;
+	gw_observe_done(g, q, toe);
 	double up_ms = -1;
 	if (q->relay) {
 		struct relay *r = q->relay;
@@ -343,6 +348,7 @@ struct gateway *gateway_start(struct gw_config *cfg, gw_log_fn log, void *log_ud
 	g->eng.live = &g->live;
 	g->eng.log = &g->log;
 	g->eng.swap_x100 = g->eng.iowait_x100 = -1;
+	g->metrics = gw_metrics_new();
 	struct addrinfo hints = { .ai_flags = AI_PASSIVE | AI_NUMERICSERV, .ai_socktype = SOCK_STREAM };
 	struct addrinfo *ai = NULL;
 	char port[16];
@@ -394,6 +400,7 @@ fail:
 		stop_workers(g);
 	gw_live_destroy(&g->live);
 	gw_log_destroy(&g->log);
+	gw_metrics_free(g->metrics);
 	free(g);
 	return NULL;
 }
@@ -413,6 +420,7 @@ void gateway_reload(struct gateway *g, struct gw_config *cfg)
 		gw_log_json(&g->log, json_pack("{s:s, s:s}", "event", "reload-warning", "message",
 					 "LOBES_GATEWAY_WORKERS changed: restart the gateway to apply"));
 	gw_config_unref(old);
+	gw_metrics_reloaded(g->metrics);
 	/* re-poll health at once (worker 0 polls): roles and ports may have changed */
 	upstream_poll_now(&g->lanes[0].up);
 	proxy_poll_wake(g->pp);
@@ -447,6 +455,7 @@ int gateway_drain_and_stop(struct gateway *g)
 	g->pp = NULL;
 	gw_live_destroy(&g->live);
 	gw_log_destroy(&g->log);
+	gw_metrics_free(g->metrics);
 	free(g);
 	return cancelled;
 }
