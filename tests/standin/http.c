@@ -410,6 +410,20 @@ static void route(struct MHD_Connection *c, const char *url, const char *method,
 	json_decref(req);
 }
 
+/* A request that carries a W3C traceparent: its trace headers and request
+ * id, so a test can follow one request from the client to the engine. vLLM
+ * logs nothing like it (it hands the context to OpenTelemetry): the line
+ * says it is the stand-in's. */
+static void log_trace(struct MHD_Connection *c, const char *url)
+{
+	const char *tp = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "traceparent");
+	const char *ts = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "tracestate");
+	const char *id = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-Id");
+	if (tp)
+		vlog(LV_INFO, "standin", "%s traceparent=%s tracestate=%s x-request-id=%s (standin: trace headers received)",
+		     url, tp, ts ? ts : "-", id ? id : "-");
+}
+
 /* libmicrohttpd's access handler: gather the body, then route once. */
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version,
@@ -438,6 +452,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
+	log_trace(c, url);
 	pthread_mutex_lock(&handler_lock);
 	route(c, url, method, b, &r);
 	pthread_mutex_unlock(&handler_lock);

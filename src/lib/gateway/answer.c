@@ -16,7 +16,7 @@ enum MHD_Result req_answer(struct req *q, struct MHD_Connection *c, int status, 
 	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)body,
 								 MHD_RESPMEM_MUST_COPY);
 	MHD_add_response_header(r, "Content-Type", ctype);
-	MHD_add_response_header(r, "X-Request-Id", q->id);
+	req_trace_answer(q, r); /* X-Request-Id, traceparent */
 	for (; hdrs && *hdrs; hdrs += 2)
 		MHD_add_response_header(r, hdrs[0], hdrs[1]);
 	enum MHD_Result rc = MHD_queue_response(c, (unsigned)status, r);

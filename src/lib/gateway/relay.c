@@ -3,8 +3,8 @@
  * routed request to the engine's answer on the client connection.
  *
  * relay_start builds the upstream request (the engine's URL or a peer's, the
- * headers a client may pass on — Accept and the request id, never the
- * caller's key — and the libcurl easy handle with its limits) and hands it
+ * headers a client may pass on — Accept, the request id and the trace
+ * context (trace.c), never the caller's key — and the libcurl easy handle with its limits) and hands it
  * to the engine side of the same worker (upstream.c). While the relay waits
  * for the engine's head, the connection is suspended; when the relay's state
  * changes, upstream.c calls the relay's wake (relay_wake, below), which
@@ -157,7 +157,7 @@ enum MHD_Result relay_respond(struct req *q, struct MHD_Connection *c)
 		req_sent(q, r->data.data, r->data.len);
 		r->rd = r->data.len;
 		pthread_mutex_unlock(&r->mu);
-		MHD_add_response_header(resp, "X-Request-Id", q->id);
+		req_trace_answer(q, resp);
 		enum MHD_Result rc = MHD_queue_response(c, (unsigned)st, resp);
 		MHD_destroy_response(resp);
 		q->status = (int)st;
@@ -176,7 +176,7 @@ enum MHD_Result relay_respond(struct req *q, struct MHD_Connection *c)
 		size, r->content_length >= 0 ? KNOWN_BLOCK : STREAM_BLOCK, relay_read, q, NULL);
 	if (ct)
 		MHD_add_response_header(resp, "Content-Type", ct);
-	MHD_add_response_header(resp, "X-Request-Id", q->id);
+	req_trace_answer(q, resp);
 	if (ct && !strncmp(ct, "text/event-stream", 17))
 		MHD_add_response_header(resp, "Cache-Control", "no-cache");
 	if (peer && (status == 503 || status == 429))
@@ -219,10 +219,9 @@ enum MHD_Result relay_start(struct req *q, struct MHD_Connection *c, struct gw_r
 		r->hdrs = proxy_headers(r->hdrs, q->cfg, peer); /* never the caller's key */
 	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
 	_cleanup_free_ char *ha = xasprintf("Accept: %s", accept && *accept ? accept : "*/*");
-	_cleanup_free_ char *hid = xasprintf("X-Request-Id: %s", q->id);
 	r->hdrs = curl_slist_append(r->hdrs, "Content-Type: application/json");
 	r->hdrs = curl_slist_append(r->hdrs, ha);
-	r->hdrs = curl_slist_append(r->hdrs, hid);
+	r->hdrs = req_trace_headers(q, r->hdrs); /* X-Request-Id, traceparent, tracestate */
 	r->hdrs = curl_slist_append(r->hdrs, "Expect:");
 	CURL *e = r->easy = curl_easy_init();
 	curl_easy_setopt(e, CURLOPT_URL, r->url);

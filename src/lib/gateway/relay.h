@@ -11,6 +11,7 @@
 #include "upstream.h"
 
 #define GW_RETRY_AFTER "5" /* seconds, on 503 and on 429 server_busy */
+#define GW_TRACEPARENT_MAX 128
 
 enum req_state { R_READ, R_WAIT, R_RESP };
 
@@ -33,6 +34,8 @@ struct req {
 	enum req_state state;
 	const char *outcome;
 	double t_first;        /* the first body byte handed to MHD (0: none yet) */
+	char traceparent[GW_TRACEPARENT_MAX]; /* the client's, when well formed; "" none */
+	char *tracestate;      /* the client's, passed on with a traceparent */
 	struct gw_usage usage; /* tokens of the engine's answer (metrics.h) */
 };
 
@@ -53,6 +56,19 @@ enum MHD_Result req_error(struct req *q, struct MHD_Connection *c, int status, c
 			  const char *const *hdrs);
 /* Queue a proxy error (config_int.h) and free it. */
 enum MHD_Result req_proxy_err(struct req *q, struct MHD_Connection *c, struct proxy_err *e);
+
+/* ---- trace.c: W3C trace context and the request id ---- */
+
+/* A traceparent header value as W3C Trace Context defines it. */
+bool gw_traceparent_ok(const char *h);
+/* Keep the client's traceparent (and tracestate) when well formed. */
+void req_trace_intake(struct req *q, struct MHD_Connection *c);
+/* Append X-Request-Id and the trace headers for the engine or the peer. */
+struct curl_slist *req_trace_headers(const struct req *q, struct curl_slist *h);
+/* The same on an answer to the client. */
+void req_trace_answer(const struct req *q, struct MHD_Response *r);
+/* Add trace_id to the access line; free what intake kept. */
+void req_trace_log(struct req *q, json_t *line);
 
 /* ---- relay.c ---- */
 

@@ -30,7 +30,8 @@
  * Header and URL size are bounded by MHD's per-connection memory (431/414
  * from MHD), idle connections by MHD's connection timeout. Every request
  * ends in one JSON access line: id, method, path, role, status, bytes,
- * upstream ms (to the engine's head), total ms, outcome. No bodies, no keys.
+ * upstream ms (to the engine's head), total ms, outcome, and the trace id
+ * of a client's traceparent (trace.c). No bodies, no keys.
  * This file also starts, reloads and drains the gateway: a drain quiesces
  * every daemon, lets the requests in flight on every worker finish within
  * drain_timeout_s, then cancels the rest. The per-role caps and the
@@ -168,6 +169,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		q->role = q->log_role = -1;
 		q->cfg = gw_live_get(&g->live);
 		new_id(g, c, q->id, sizeof(q->id));
+		req_trace_intake(q, c);
 		snprintf(q->method, sizeof(q->method), "%s", method);
 		q->path = xasprintf("%.512s", url);
 		buf_init(&q->body, q->cfg->max_body);
@@ -255,6 +257,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	json_object_set_new(line, "total_ms", json_real((double)(long)((gw_now_ms() - q->t0) * 100) / 100));
 	if (q->alias)
 		json_object_set_new(line, "alias", json_true());
+	req_trace_log(q, line);
 	gw_log_json(&g->log, line);
 	gw_config_unref(q->cfg);
 	buf_free(&q->body);
