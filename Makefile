@@ -33,7 +33,8 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%.t)
 TEST_HELPERS_MK := $(wildcard tests/*.mk)
 
 DEB_PKGS := build-essential pkg-config libfyaml-dev libjansson-dev libcurl4-openssl-dev \
-	libpcre2-dev libcmocka-dev docker.io docker-compose perl python3-yaml prometheus
+	libpcre2-dev libcmocka-dev docker.io docker-compose perl python3-yaml prometheus \
+	chromium python3-websocket
 
 .PHONY: all deps run test check asan goldens clean man image bench-triage bench-bringup unit install uninstall
 all: $(BUILD)/lobes

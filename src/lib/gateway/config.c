@@ -231,7 +231,7 @@ static int pressure_parse(struct gw_config *c, const struct embedded_file *f, st
 	return rc;
 }
 
-static const struct embedded_file *embedded(const char *path)
+const struct embedded_file *gw_embedded(const char *path)
 {
 	for (size_t i = 0; i < embedded_files_count; i++)
 		if (!strcmp(embedded_files[i].path, path))
@@ -431,8 +431,8 @@ struct gw_config *gw_config_load(const char *dir, const struct gw_overrides *o, 
 	c->card = xstrdup((v = env_get(&env, "LOBES_CARD")) ? v : "unknown");
 
 	int rc = 0;
-	const struct embedded_file *pf = embedded("data/gateway/pressure.yaml");
-	const struct embedded_file *af = embedded("data/gateway/aliases.yaml");
+	const struct embedded_file *pf = gw_embedded("data/gateway/pressure.yaml");
+	const struct embedded_file *af = gw_embedded("data/gateway/aliases.yaml");
 	if (pf && pressure_parse(c, pf, err) < 0)
 		rc = -1;
 	if (!rc && af && gw_aliases_parse(c, af->data, af->len, af->path, err) < 0)

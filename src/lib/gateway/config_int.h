@@ -30,6 +30,10 @@ struct gw_config *gw_live_swap(struct gw_live *l, struct gw_config *c);
 /* Drop the snapshot held. */
 void gw_live_destroy(struct gw_live *l);
 
+/* A file of data/ compiled into the binary ("data/gateway/ui.html"), or NULL. */
+struct embedded_file;
+const struct embedded_file *gw_embedded(const char *path);
+
 /* ---- proxy_hop.c: a request to a peer, and the answers about one ---- */
 
 /* The peer's URL for path (caller frees). */

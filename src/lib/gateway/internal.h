@@ -62,6 +62,8 @@ struct gateway {
 
 /* q has ended (MHD's completion): count it. Frees q's usage scan. */
 void gw_observe_done(struct gateway *g, struct req *q, enum MHD_RequestTerminationCode toe);
+/* status.c: the /status body (a new reference). */
+json_t *gw_status_json(struct gateway *g, const struct gw_config *c);
 /* Answer /metrics, /status or /ui. */
 enum MHD_Result gw_observe_answer(struct gateway *g, struct req *q, struct MHD_Connection *c);
 

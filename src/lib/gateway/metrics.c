@@ -10,6 +10,7 @@
  * exposition) load each counter atomically; a scrape during traffic may see
  * one request's counters half added, never a torn integer.
  */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -68,11 +69,15 @@ struct gw_metrics *gw_metrics_new(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	m->start_s = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	pthread_mutex_init(&m->ring.mu, NULL);
 	return m;
 }
 
 void gw_metrics_free(struct gw_metrics *m)
 {
+	if (!m)
+		return;
+	pthread_mutex_destroy(&m->ring.mu);
 	free(m);
 }
 
@@ -131,6 +136,58 @@ void gw_metrics_record(struct gw_metrics *m, const struct gw_obs *o)
 void gw_metrics_reloaded(struct gw_metrics *m)
 {
 	ADD(m->reloads, 1);
+}
+
+static void totals(struct gw_metrics *m, unsigned long long v[GW_M_ROLES + 1][GW_RATE__COUNT])
+{
+	memset(v, 0, sizeof(unsigned long long) * (GW_M_ROLES + 1) * GW_RATE__COUNT);
+	for (int r = 0; r < GW_M_ROLES; r++)
+		for (int e = 0; e < GW_M_ROUTES; e++) {
+			struct gw_mcell *c = &m->cell[r][e];
+			unsigned long long x[GW_RATE__COUNT] = {
+				__atomic_load_n(&c->seen, __ATOMIC_RELAXED),
+				__atomic_load_n(&c->prompt_tokens, __ATOMIC_RELAXED),
+				__atomic_load_n(&c->completion_tokens, __ATOMIC_RELAXED),
+			};
+			for (int k = 0; k < GW_RATE__COUNT; k++) {
+				v[r][k] += x[k];
+				v[GW_M_ROLES][k] += x[k];
+			}
+		}
+}
+
+void gw_metrics_rates(struct gw_metrics *m, double now_s, double out[GW_M_ROLES + 1][GW_RATE__COUNT])
+{
+	unsigned long long cur[GW_M_ROLES + 1][GW_RATE__COUNT];
+	totals(m, cur);
+	struct gw_rate_ring *g = &m->ring;
+	pthread_mutex_lock(&g->mu);
+	/* the oldest sample inside the window at least a second old; when
+	 * /status is read less often, the newest one past it */
+	int best = -1;
+	for (int i = 0; i < g->n; i++) {
+		int k = (g->head - 1 - i + GW_RATE_SLOTS) % GW_RATE_SLOTS;
+		double age = now_s - g->t[k];
+		if (age > GW_RATE_WINDOW_S && best >= 0)
+			break;
+		if (age >= 1.0)
+			best = k;
+		if (age > GW_RATE_WINDOW_S)
+			break;
+	}
+	for (int r = 0; r <= GW_M_ROLES; r++)
+		for (int k = 0; k < GW_RATE__COUNT; k++)
+			out[r][k] = best < 0 ? NAN
+					     : (double)(cur[r][k] - g->v[best][r][k]) / (now_s - g->t[best]);
+	int last = (g->head - 1 + GW_RATE_SLOTS) % GW_RATE_SLOTS;
+	if (!g->n || now_s - g->t[last] >= 1.0) {
+		g->t[g->head] = now_s;
+		memcpy(g->v[g->head], cur, sizeof(cur));
+		g->head = (g->head + 1) % GW_RATE_SLOTS;
+		if (g->n < GW_RATE_SLOTS)
+			g->n++;
+	}
+	pthread_mutex_unlock(&g->mu);
 }
 
 /* ---- the usage scan ---- */

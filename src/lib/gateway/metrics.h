@@ -16,6 +16,7 @@
 #define LOBES_GATEWAY_METRICS_H
 
 #include <stdbool.h>
+#include <pthread.h>
 #include <stddef.h>
 
 #include "gateway.h"
@@ -51,12 +52,24 @@ struct gw_mcell {
 	unsigned long long own[32]; /* the gateway's own error answers, by gw_metrics_own_codes[] */
 };
 
+/* Recent totals, for the rates /status shows: one sample a second at most,
+ * taken when /status is read (metrics.c: gw_metrics_rates). */
+#define GW_RATE_SLOTS 32
+enum { GW_RATE_REQ, GW_RATE_PROMPT, GW_RATE_COMPLETION, GW_RATE__COUNT };
+struct gw_rate_ring {
+	pthread_mutex_t mu;
+	int n, head;
+	double t[GW_RATE_SLOTS];
+	unsigned long long v[GW_RATE_SLOTS][GW_M_ROLES + 1][GW_RATE__COUNT]; /* [GW_M_ROLES]: all */
+};
+
 struct gw_metrics {
 	struct gw_mcell cell[GW_M_ROLES][GW_M_ROUTES];
 	char version[32];             /* the build's version (gateway_set_version) */
 	double start_s;               /* wall clock, seconds since the epoch */
 	unsigned long long reloads;   /* settings swapped in by a reload */
 	unsigned long long done_total; /* every request ended (the gateway's req/s) */
+	struct gw_rate_ring ring;
 };
 
 /* The codes of the answers the gateway gives itself (OpenAI's error.code),
@@ -90,6 +103,14 @@ void gw_metrics_free(struct gw_metrics *m);
 void gw_metrics_relay_begin(struct gw_metrics *m, int role, enum gw_endpoint ep);
 void gw_metrics_record(struct gw_metrics *m, const struct gw_obs *o);
 void gw_metrics_reloaded(struct gw_metrics *m);
+/* Per second, per role ([GW_M_ROLES]: the whole gateway): requests ended,
+ * prompt and completion tokens, over the last GW_RATE_WINDOW_S seconds
+ * (from the oldest sample in it at least a second old to now; now_s
+ * monotonic), or since the newest older sample when none is in it. NaN
+ * until a sample a second old exists. Records a sample now (one a second
+ * at most). */
+#define GW_RATE_WINDOW_S 10.0
+void gw_metrics_rates(struct gw_metrics *m, double now_s, double out[GW_M_ROLES + 1][GW_RATE__COUNT]);
 
 /* ---- the usage scan: prompt and completion tokens of what the engine
  * sent, read from the `usage` object of its JSON answer or of the SSE

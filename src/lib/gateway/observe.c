@@ -1,7 +1,7 @@
 /*
  * observe.c — what the HTTP front learns of each request, for the counters
  * (metrics.c), and the gateway's own views of itself: /metrics (the
- * Prometheus text of metrics_expo.c). In the server layer: it reads a
+ * Prometheus text of metrics_expo.c), /status (status.c), /ui. In the server layer: it reads a
  * finished request and its relay (relay.h) and the gateway object
  * (internal.h), and calls down to the counters.
  *
@@ -21,6 +21,7 @@
  */
 #include <string.h>
 
+#include "../knowledge/knowledge.h"
 #include "../util/cleanup.h"
 #include "internal.h"
 
@@ -106,5 +107,16 @@ enum MHD_Result gw_observe_answer(struct gateway *g, struct req *q, struct MHD_C
 {
 	if (q->ep == GW_EP_METRICS)
 		return metrics_answer(g, q, c);
+	if (q->ep == GW_EP_STATUS)
+		return req_json(q, c, 200, gw_status_json(g, q->cfg), NULL);
+	const struct embedded_file *f = gw_embedded("data/gateway/ui.html");
+	if (q->ep == GW_EP_UI && f) {
+		/* the page may talk to this gateway only: nothing from elsewhere */
+		const char *h[] = { "Content-Security-Policy",
+				    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+				    "connect-src 'self'; img-src 'self' data:; form-action 'none'; base-uri 'none'",
+				    "Cache-Control", "no-cache", NULL };
+		return req_answer(q, c, 200, f->data, "text/html; charset=utf-8", h);
+	}
 	return req_error(q, c, 404, "invalid_request_error", "not_found", "no such route", NULL, NULL);
 }

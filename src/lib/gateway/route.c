@@ -45,6 +45,8 @@ static const struct {
 	{ "/health", GW_EP_HEALTH, false },
 	{ "/capabilities", GW_EP_CAPABILITIES, false },
 	{ "/metrics", GW_EP_METRICS, false },
+	{ "/status", GW_EP_STATUS, false },
+	{ "/ui", GW_EP_UI, false },
 };
 
 enum gw_endpoint gw_endpoint_of(const char *method, const char *path, bool *method_ok)
@@ -73,6 +75,8 @@ bool gw_endpoint_observe(enum gw_endpoint ep)
 
 bool gw_endpoint_needs_key(const struct gw_config *c, enum gw_endpoint ep)
 {
+	if (ep == GW_EP_UI) /* the page holds no data; it asks for the key when /status does */
+		return false;
 	if (gw_endpoint_observe(ep))
 		return c->observe_keyed;
 	return !gw_endpoint_keyless(ep);

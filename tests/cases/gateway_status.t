@@ -1,0 +1,89 @@
+#!/bin/bash
+# gateway_status.t — GET /status: each role's state (ready, down,
+# infeasible, proxied), ready, port and model; the box's memory as the
+# memory gate reads it (MemAvailable, MemFree from /proc/meminfo under
+# LOBES_SYSROOT), swap and iowait as the pressure policy reads them; the
+# gateway's and each role's requests/s and tokens/s (from the engines'
+# usage); keyless unless LOBES_GATEWAY_METRICS_AUTH=key. A stopped engine
+# turns its role to down.
+. "${LOBES_SRC:-.}/tests/lib.sh"
+. "$SRC/tests/standin/lib.sh"
+. "$SRC/tests/gateway_lib.sh"
+gw_test_env
+command -v python3 >/dev/null || skip_all "python3 is not installed"
+CORTEX_ID=LiquidAI/LFM2.5-1.2B-Instruct
+standin_start cortex "$CORTEX_ID" --served-model-name cortex --gpu-memory-utilization 0.1 ||
+	skip_all "the stand-in did not start"
+P_CORTEX=$STANDIN_PORT
+standin_start hand "$CORTEX_ID" --served-model-name hand --gpu-memory-utilization 0.1
+P_HAND=$STANDIN_PORT
+PID_HAND=$STANDIN_PID
+D=$TMP/deploy
+mkdir -p "$D" "$TMP/root/proc"
+printf 'MemTotal: 131072000 kB\nMemFree: 1000000 kB\nMemAvailable: 64000000 kB\nSwapTotal: 1000 kB\nSwapFree: 250 kB\n' \
+	>"$TMP/root/proc/meminfo"
+printf 'cpu 100 0 100 800 0 0 0 0 0 0\n' >"$TMP/root/proc/stat"
+env_file() {
+	printf '%s\n' LOBES_PROFILE=thor LOBES_CARD=thor CORTEX_FEASIBLE=true "CORTEX_PORT=$P_CORTEX" \
+		"CORTEX_MODEL=$CORTEX_ID" SENSES_FEASIBLE=false HAND_FEASIBLE=true "HAND_PORT=$P_HAND" \
+		HAND_MODEL=org/Hand-1B EMBEDDER_FEASIBLE=false RERANKER_FEASIBLE=false \
+		LOBES_GATEWAY_HEALTH_INTERVAL_MS=200 "$@" >"$D/.env"
+	chmod 600 "$D/.env"
+}
+env_file
+LOBES_SYSROOT=$TMP/root gw_start "$D"
+ok $? "the gateway starts"
+both_ready() { gw GET /status; [[ "$body" == *'"role":"cortex","state":"ready"'* && "$body" == *'"role":"hand","state":"ready"'* ]]; }
+gw_wait_for both_ready
+ok $? "/status shows both engines ready"
+is "$code" 200 "/status answers 200"
+like "$hdrs" 'Content-Type: application/json' "as JSON"
+# field FILTER: one value of the last /status body, through python
+field() { printf '%s' "$body" | python3 -c "import json,sys; d=json.load(sys.stdin); print(json.dumps($1))"; }
+is "$(field 'd["box"]["mem_available_bytes"]')" $((64000000 * 1024)) "box: MemAvailable, in bytes"
+is "$(field 'd["box"]["mem_free_bytes"]')" $((1000000 * 1024)) "box: MemFree, in bytes"
+is "$(field 'd["box"]["mem_total_bytes"]')" $((131072000 * 1024)) "box: MemTotal"
+is "$(field 'd["box"]["swap_used_pct"]')" 75.0 "box: swap used, as the pressure policy reads it"
+is "$(field '[r["role"] for r in d["roles"]]')" '["cortex", "senses", "hand", "embedder", "reranker"]' "every role is listed"
+is "$(field '[r["state"] for r in d["roles"]]')" '["ready", "infeasible", "ready", "infeasible", "infeasible"]' "each with its state"
+is "$(field '[r["port"] for r in d["roles"]][:3]')" "[$P_CORTEX, null, $P_HAND]" "and its port"
+is "$(field 'd["roles"][0]["model"]')" "\"$CORTEX_ID\"" "and its model"
+is "$(field 'd["gateway"]["version"]')" "\"$("$LOBES" --version | sed 's/^lobes //')\"" "the gateway's version"
+is "$(field 'd["gateway"]["requests_per_s"]')" null "no rate before a base sample"
+
+# traffic, then the rates: requests and tokens per second over the window
+Q='{"model":"cortex","messages":[{"role":"user","content":"hi"}],"max_tokens":4}'
+sleep 1.1 # a base sample a second old: the rate needs two samples
+for i in 1 2 3 4; do gw POST /v1/chat/completions "$Q"; done
+gw GET /status
+is "$(field 'd["gateway"]["requests_per_s"] > 0')" true "the gateway's requests/s is above 0 after traffic"
+is "$(field 'd["roles"][0]["requests_per_s"] > 0 and d["roles"][0]["completion_tokens_per_s"] > 0')" true \
+	"the cortex's requests/s and tokens/s (from usage) are above 0"
+is "$(field 'd["roles"][2]["requests_per_s"]')" 0.0 "the hand had none"
+is "$(field 'd["roles"][0]["engine"]')" null "the engine's own figures are null until scraped"
+
+# a stopped engine: down
+kill -TERM "$PID_HAND"
+hand_down() { gw GET /status; [[ "$body" == *'"role":"hand","state":"down","ready":false'* ]]; }
+gw_wait_for hand_down
+ok $? "a stopped engine turns its role to down"
+gw_stop_all
+
+# the key setting
+KEY=k-$RANDOM$RANDOM
+printf '%s\n' "$KEY" >"$D/gateway.key"
+chmod 600 "$D/gateway.key"
+gw_start "$D"
+gw GET /status
+is "$code" 200 "/status is keyless by default"
+gw_stop_all
+env_file LOBES_GATEWAY_METRICS_AUTH=key
+gw_start "$D"
+gw GET /status
+is "$code" 401 "with LOBES_GATEWAY_METRICS_AUTH=key it needs the key"
+GW_KEY=$KEY gw GET /status
+is "$code" 200 "and answers with it"
+gw GET /ui
+is "$code" 200 "/ui (the page holds no data) stays keyless; it asks for the key"
+gw_stop_all
+done_testing
