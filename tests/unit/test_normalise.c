@@ -121,6 +121,10 @@ static void test_rule_journald(void **state)
 	(void)state;
 	expect_boom("Aug 19 18:30:11 vllm vllm[8707]: ValueError: boom here");
 	expect_boom("Aug  9 18:30:11 host python3: ValueError: boom here");
+	/* the month in the host's locale */
+	expect_boom("d\xc3\xa9""c. 19 02:07:16 host bash[2211]: ValueError: boom here");
+	expect_boom("M\xc3\xa4r 19 02:07:16 host bash[2211]: ValueError: boom here");
+	expect_boom("mai 19 02:07:16 host bash[2211]: ValueError: boom here");
 }
 
 static void test_rule_timestamps(void **state)
@@ -132,6 +136,9 @@ static void test_rule_timestamps(void **state)
 	expect_boom("2025-03-10 15:07:20,123 ValueError: boom here");
 	expect_boom("2025-04-29 22:18:08.494 | ValueError: boom here");
 	expect_boom("2025-03-10T15:07:20+02:00 ValueError: boom here");
+	/* a markdown list item in front of a timestamp (and a quote mark) */
+	expect_boom("> - 2024-06-22T20:16:34.700+00:00 ValueError: boom here");
+	expect_boom("* 2025-03-10 15:07:20,123 ValueError: boom here");
 }
 
 static void test_rule_kubectl_prefix(void **state)

@@ -106,7 +106,7 @@ static void test_excerpts(void **state)
 			_cleanup_free_ char *text = fs_read(path, 0, NULL, &e);
 			if (!text)
 				fail_msg("signature '%s': excerpt %s: %s", s->id, *x, e->msg);
-			if (str_starts_with(*x, "heldout/"))
+			if (str_starts_with(*x, "heldout2/"))
 				fail_msg("signature '%s': excerpt %s is held out", s->id, *x);
 			_cleanup_free_ char *cause = corpus_field(text, "cause");
 			if (!cause || strcmp(cause, sig_cause_id(s)) != 0)
@@ -221,6 +221,7 @@ static void corpus_file(const char *path, const char *name, bool heldout, struct
 	_cleanup_free_ char *expect = corpus_field(text, "expect");
 	_cleanup_free_ char *root = corpus_field(text, "root");
 	_cleanup_free_ char *phase = corpus_field(text, "phase");
+	_cleanup_free_ char *shown = corpus_field(text, "cause-shown");
 	if (!origin || !strstr(origin, "https://"))
 		fail_msg("%s: no '# origin:' with the source's URL", name);
 	if (!verdict || (strcmp(verdict, "fatal") && strcmp(verdict, "clean")))
@@ -267,9 +268,10 @@ static void corpus_file(const char *path, const char *name, bool heldout, struct
 		row_message("# MISS %s %s: flagged without a root exception and a phase\n", split, name);
 		f->bad++;
 	}
-	/* a paste cut before its exception (`root: unknown`) may not show
-	 * its cause: counted, not asserted */
-	bool cut = root && !strcmp(root, "unknown");
+	/* a paste cut before its exception (`root: unknown`), or one whose
+	 * cause the thread found in lines it left out (`cause-shown: no`),
+	 * does not show its cause: counted, not asserted */
+	bool cut = (root && !strcmp(root, "unknown")) || (shown && !strncmp(shown, "no", 2) && (!shown[2] || shown[2] == ' '));
 	if (!unknown && has_family(cause)) {
 		f->known++;
 		bool ok = c && !strcmp(sig_cause_id(c->sig), cause);
@@ -311,9 +313,15 @@ static void corpus_file(const char *path, const char *name, bool heldout, struct
 	triage_free(t);
 }
 
+/* Where a directory's excerpts count: train, held-out (by its `# split:`
+ * header, else held-out), or a consumed held-out split — one whose rows
+ * were seen and that is training data since (heldout/, split 1, consumed
+ * on 2026-12-03): train, whatever its header says. */
+enum split_dir { DIR_TRAIN, DIR_HELDOUT, DIR_CONSUMED };
+
 /* Every excerpt of dir into the split its `# split:` header names (else
- * the directory's). */
-static void corpus_dir(const char *rel, bool heldout_dir, struct split_figs *train, struct split_figs *held)
+ * the directory's; a consumed split's always into train). */
+static void corpus_dir(const char *rel, enum split_dir kind, struct split_figs *train, struct split_figs *held)
 {
 	_cleanup_free_ char *dir = src_path(rel);
 	struct dirent **ents;
@@ -325,7 +333,8 @@ static void corpus_dir(const char *rel, bool heldout_dir, struct split_figs *tra
 			_cleanup_free_ char *p = xasprintf("%s/%s", dir, name);
 			_cleanup_free_ char *head = fs_read(p, 4096, NULL, NULL);
 			_cleanup_free_ char *split = head ? corpus_field(head, "split") : NULL;
-			bool held_out = split ? !strcmp(split, "heldout") : heldout_dir;
+			bool held_out = kind != DIR_CONSUMED &&
+					(split ? !strcmp(split, "heldout") : kind == DIR_HELDOUT);
 			corpus_file(p, name, held_out, held_out ? held : train);
 		}
 		free(ents[i]);
@@ -375,9 +384,9 @@ static void test_corpus(void **state)
 {
 	(void)state;
 	struct split_figs train = { 0 }, held = { 0 };
-	corpus_dir("tests/fixtures/logs/corpus", false, &train, &held);
-	corpus_dir("tests/fixtures/logs/train", false, &train, &held);
-	corpus_dir("tests/fixtures/logs/heldout", true, &train, &held);
+	corpus_dir("tests/fixtures/logs/corpus", DIR_TRAIN, &train, &held);
+	corpus_dir("tests/fixtures/logs/train", DIR_TRAIN, &train, &held);
+	corpus_dir("tests/fixtures/logs/heldout", DIR_CONSUMED, &train, &held);
 	print_figs("train", &train);
 	if (held.files)
 		print_figs("held-out", &held);

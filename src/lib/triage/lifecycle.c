@@ -213,7 +213,7 @@ static void tb_keep(struct triage *t)
 	if (!lc->cur_open)
 		return;
 	lc->cur_open = false;
-	lc->cur.phase = lc_tb_phase(lc->cur_strong, lc_message_phase(lc->cur.message), lc->cur.phase,
+	lc->cur.phase = lc_tb_phase(lc->cur_strong, lc->cur.message, lc->cur.phase,
 				    lc->cur_weak);
 	lc_add_tb(t, &lc->cur);
 }
@@ -260,8 +260,9 @@ void lc_tb_line(struct triage *t, const struct norm *k, size_t len)
 	struct lifecycle *lc = &t->lc;
 	if (!lc->cur_open || k->kind != NK_INDENT)
 		return;
-	lc_frame(t->scratch + k->body, len - k->body, &lc->cur.frame, &lc->cur_strong, &lc->cur_weak,
-		 &lc->cur.request);
+	if (!lc_frame(t->scratch + k->body, len - k->body, &lc->cur.frame, &lc->cur_strong, &lc->cur_weak,
+		      &lc->cur.request))
+		lc_code_call(t->scratch + k->body, len - k->body, &lc->cur_strong, &lc->cur_weak);
 }
 
 /* Split an exception line into its type and message. */

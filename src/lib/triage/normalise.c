@@ -158,12 +158,19 @@ static size_t iso_prefix(const char *p, size_t len)
 	return i;
 }
 
-/* journald short format: `Aug 19 18:30:11 host ident[pid]: ` */
+/* journald short format: `Aug 19 18:30:11 host ident[pid]: `, the month
+ * in the host's locale (`déc.`, `févr.`, `Mär`: letters, UTF-8 bytes, an
+ * abbreviation's dot) */
 static size_t journald_prefix(const char *p, size_t len)
 {
-	if (len < 20 || !is_upper(p[0]) || !is_lower(p[1]) || !is_lower(p[2]) || p[3] != ' ')
+	size_t i = 0;
+	while (i < len && i < 8 && (is_upper(p[i]) || is_lower(p[i]) || (unsigned char)p[i] >= 0x80))
+		i++;
+	if (i < len && i >= 3 && p[i] == '.')
+		i++;
+	if (len < 20 || i < 3 || i >= len || p[i] != ' ')
 		return 0;
-	size_t i = 4;
+	i++;
 	if (p[i] == ' ')
 		i++;
 	while (i < len && is_digit(p[i]))
@@ -221,7 +228,8 @@ static size_t process_prefix(const char *p, size_t len)
 	i++;
 	if (i < len && !is_space(p[i]))
 		return 0;
-	return skip_spaces(p, len, i);
+	/* one space: a traceback's frame keeps its indentation */
+	return i < len ? i + 1 : i;
 }
 
 /* A quote or box mark a paste put in front: `> ` (markdown), `│ `, `▎ `,
@@ -254,6 +262,9 @@ static size_t rank_prefix(const char *p, size_t len)
 static size_t layer(const char *p, size_t len)
 {
 	size_t k;
+	/* a markdown list item in front of another layer: `- 2024-06-22T...` */
+	if (len > 2 && (p[0] == '-' || p[0] == '*') && p[1] == ' ' && layer(p + 2, len - 2))
+		return 2;
 	if ((k = quote_prefix(p, len)) || (k = rank_prefix(p, len)) || (k = compose_prefix(p, len)) || (k = iso_prefix(p, len)) || (k = journald_prefix(p, len)) ||
 	    (k = kubectl_prefix(p, len)) || (k = process_prefix(p, len)))
 		return k;

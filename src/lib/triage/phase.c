@@ -124,7 +124,6 @@ static const struct phase_word message_words[] = {
 	{ "on startup is less than", PHASE_LOAD },
 	{ "cannot open shared object file", PHASE_PRESTART },
 	{ "undefined symbol", PHASE_PRESTART },
-	{ "unexpected keyword argument", PHASE_PRESTART },
 	{ "No module named", PHASE_PRESTART },
 	{ "nvidia-container-cli", PHASE_PRESTART },
 	{ "Error response from daemon", PHASE_PRESTART },
@@ -141,15 +140,28 @@ static const struct phase_word message_words[] = {
 	{ "could not select device driver", PHASE_PRESTART },
 	{ "/bin/vllm'", PHASE_PRESTART },
 	{ "Watchdog caught collective operation timeout", PHASE_SERVING },
+	/* the engine's loop died under a running server */
+	{ "Engine loop is not running", PHASE_SERVING },
+	{ "Engine loop has died", PHASE_SERVING },
+	{ "Background loop has errored", PHASE_SERVING },
+	{ "EngineCore encountered an issue", PHASE_SERVING },
 	{ "ncclCommWatchdog", PHASE_SERVING },
 	{ "watchdog thread terminated", PHASE_SERVING },
 };
 
-enum triage_phase lc_message_phase(const char *msg)
+/* Messages a failure can print in more than one phase: they name one
+ * only when no progress line does (an argument the caller passes is
+ * rejected before the engine starts when it goes to EngineArgs, later
+ * when it goes to a server class built after the engine). */
+static const struct phase_word weak_message_words[] = {
+	{ "unexpected keyword argument", PHASE_PRESTART },
+};
+
+static enum triage_phase message_phase(const char *msg, const struct phase_word *w, size_t n)
 {
-	for (size_t i = 0; msg && i < ARRAY_SIZE(message_words); i++)
-		if (strstr(msg, message_words[i].text))
-			return message_words[i].phase;
+	for (size_t i = 0; msg && i < n; i++)
+		if (strstr(msg, w[i].text))
+			return w[i].phase;
 	return PHASE_UNKNOWN;
 }
 
@@ -196,17 +208,58 @@ static const struct func_phase funcs[] = {
 	{ "warmup_model", PHASE_WARMUP, false },
 	{ "execute_model", PHASE_SERVING, true },
 	{ "step", PHASE_SERVING, true },
-	{ "run_busy_loop", PHASE_SERVING, true },
-	{ "_process_engine_step", PHASE_SERVING, true },
+	/* the engine's loops and the server's output paths run only once
+	 * start-up is over (V1 busy loop and output handler, V0's engine loop,
+	 * the multiprocessing client, the request streams) */
+	{ "run_busy_loop", PHASE_SERVING, false },
+	{ "_process_engine_step", PHASE_SERVING, false },
+	{ "_process_input_queue", PHASE_SERVING, false },
+	{ "run_engine_loop", PHASE_SERVING, false },
+	{ "engine_step", PHASE_SERVING, false },
+	{ "step_async", PHASE_SERVING, false },
+	{ "execute_model_async", PHASE_SERVING, false },
+	{ "get_output_async", PHASE_SERVING, false },
+	{ "output_handler", PHASE_SERVING, false },
+	{ "process_outputs_socket", PHASE_SERVING, false },
+	{ "chat_completion_stream_generator", PHASE_SERVING, false },
+	{ "completion_stream_generator", PHASE_SERVING, false },
+	{ "chat_completion_full_generator", PHASE_SERVING, false },
+	{ "completion_full_generator", PHASE_SERVING, false },
+	{ "_process_request", PHASE_SERVING, false },
 	{ "parse_args", PHASE_PRESTART, false },
 	{ "generate", PHASE_SERVING, true },
 	{ "add_request", PHASE_SERVING, true },
 	{ "_run_engine", PHASE_SERVING, true },
-	{ "engine_step", PHASE_SERVING, true },
 	{ "get_output", PHASE_SERVING, true },
 	{ "create_chat_completion", PHASE_SERVING, true },
 	{ "create_completion", PHASE_SERVING, true },
 };
+
+/* The phase function func[0, flen) names, into *strong or *weak. */
+static void func_phase(const char *func, size_t flen, int *strong, int *weak)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(funcs); i++) {
+		if (strlen(funcs[i].func) != flen || memcmp(funcs[i].func, func, flen) != 0)
+			continue;
+		if (funcs[i].weak)
+			*weak = (int)funcs[i].phase;
+		else
+			*strong = (int)funcs[i].phase;
+	}
+}
+
+void lc_code_call(const char *m, size_t n, int *strong, int *weak)
+{
+	const char *par = memchr(m, '(', n < 512 ? n : 512);
+	if (!par)
+		return;
+	const char *f = par;
+	while (f > m && (f[-1] == '_' || (f[-1] >= 'a' && f[-1] <= 'z') || (f[-1] >= 'A' && f[-1] <= 'Z') ||
+			 (f[-1] >= '0' && f[-1] <= '9')))
+		f--;
+	if (f < par)
+		func_phase(f, (size_t)(par - f), strong, weak);
+}
 
 static const char *vllm_path(const char *path, size_t n)
 {
@@ -215,6 +268,27 @@ static const char *vllm_path(const char *path, size_t n)
 		if (p == path || p[-1] == '/')
 			best = p;
 	return best;
+}
+
+/* A frame whose path is path[0, plen), its line line (0: not shown) and
+ * its function func[0, flen): its phase, and *frame when under vllm/. */
+static void frame_found(const char *path, size_t plen, long line, const char *func, size_t flen,
+			char **frame, int *strong, int *weak, bool *request)
+{
+	func_phase(func, flen, strong, weak);
+	const char *v = vllm_path(path, plen), *q = path + plen;
+	if (v && flen == 8 && memcmp(func, "<module>", 8) == 0)
+		*strong = (int)PHASE_PRESTART; /* vLLM's own import failed */
+	if (v && (memmem(v, (size_t)(q - v), "/serving", 8) || memmem(v, (size_t)(q - v), "serving.py", 10))) {
+		if (request)
+			*request = true;
+		*strong = (int)PHASE_SERVING; /* a request handler: the server was up */
+	}
+	if (!v)
+		return;
+	free(*frame);
+	*frame = line ? xasprintf("%.*s:%ld in %.*s", (int)(q - v), v, line, (int)flen, func)
+		      : xasprintf("%.*s in %.*s", (int)(q - v), v, (int)flen, func);
 }
 
 bool lc_frame(const char *m, size_t n, char **frame, int *strong, int *weak, bool *request)
@@ -235,24 +309,42 @@ bool lc_frame(const char *m, size_t n, char **frame, int *strong, int *weak, boo
 	size_t flen = (size_t)(e - func);
 	while (flen && (func[flen - 1] == ' ' || func[flen - 1] == '\r'))
 		flen--;
-	for (size_t i = 0; i < ARRAY_SIZE(funcs); i++) {
-		if (strlen(funcs[i].func) != flen || memcmp(funcs[i].func, func, flen) != 0)
-			continue;
-		if (funcs[i].weak)
-			*weak = (int)funcs[i].phase;
-		else
-			*strong = (int)funcs[i].phase;
+	frame_found(path, (size_t)(q - path), strtol(ln + 7, NULL, 10), func, flen, frame, strong, weak,
+		    request);
+	return true;
+}
+
+static bool ident_char(char c)
+{
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+bool lc_ipy_frame(const char *m, size_t n, char **frame, int *strong, int *weak)
+{
+	const char *p = m, *e = m + n;
+	if (p < e && *p == '[')
+		p++; /* Colab: a link `[path](url)` */
+	if (p >= e || (*p != '/' && *p != '~' && *p != '<'))
+		return false;
+	const char *path = p;
+	while (p < e && *p != ' ' && *p != ']')
+		p++;
+	size_t plen = (size_t)(p - path);
+	if (plen < 4 || (memcmp(p - 3, ".py", 3) != 0 && path[0] != '<'))
+		return false;
+	if (p < e && *p == ']') {
+		if (p + 1 >= e || p[1] != '(' || !(p = memchr(p, ')', (size_t)(e - p))))
+			return false;
+		p++;
 	}
-	const char *v = vllm_path(path, (size_t)(q - path));
-	if (v && flen == 8 && memcmp(func, "<module>", 8) == 0)
-		*strong = (int)PHASE_PRESTART; /* vLLM's own import failed */
-	if (v && request && (memmem(v, (size_t)(q - v), "/serving", 8) || memmem(v, (size_t)(q - v), "serving.py", 10)))
-		*request = true;
-	if (v) {
-		free(*frame);
-		*frame = xasprintf("%.*s:%d in %.*s", (int)(q - v), v, (int)strtol(ln + 7, NULL, 10),
-				   (int)flen, func);
-	}
+	if (e - p < 5 || memcmp(p, " in ", 4) != 0)
+		return false;
+	const char *func = p + 4, *f = func;
+	while (f < e && (ident_char(*f) || *f == '<' || *f == '>' || *f == ' ' || *f == ':'))
+		f++; /* `in inner(`, `in <cell line: 0>(` */
+	if (f >= e || *f != '(' || f == func)
+		return false;
+	frame_found(path, plen, 0, func, (size_t)(f - func), frame, strong, weak, NULL);
 	return true;
 }
 
@@ -262,13 +354,17 @@ enum triage_phase lc_phase_back(const char *lo, const char *p)
 	return phase_back(lo, p, &budget);
 }
 
-enum triage_phase lc_tb_phase(int strong, enum triage_phase message, enum triage_phase marker, int weak)
+enum triage_phase lc_tb_phase(int strong, const char *msg, enum triage_phase marker, int weak)
 {
 	if (strong)
 		return (enum triage_phase)strong;
-	if (message != PHASE_UNKNOWN)
-		return message;
+	enum triage_phase m = message_phase(msg, message_words, ARRAY_SIZE(message_words));
+	if (m != PHASE_UNKNOWN)
+		return m;
 	if (marker != PHASE_UNKNOWN)
 		return marker;
+	m = message_phase(msg, weak_message_words, ARRAY_SIZE(weak_message_words));
+	if (m != PHASE_UNKNOWN)
+		return m;
 	return (enum triage_phase)weak;
 }

@@ -71,6 +71,15 @@ static enum triage_event_kind shell_death(const char *m, size_t n)
 	return EV_KINDS;
 }
 
+/* A line of a C++ stack a native death printed (`frame #3: f() + 0x1c
+ * (0x7f in libc10.so)`, `Exception raised from f at file.cpp:44`): the
+ * death's event, not this line, says what failed. */
+static bool native_frame(const char *m, size_t n)
+{
+	return (n > 8 && memcmp(m, "frame #", 7) == 0 && m[7] >= '0' && m[7] <= '9') ||
+	       (n > 22 && memcmp(m, "Exception raised from ", 22) == 0);
+}
+
 static bool level_is(const char *m, size_t n, const char *lvl)
 {
 	size_t l = strlen(lvl);
@@ -88,6 +97,12 @@ static bool error_line(const char *m, size_t n, const struct norm *k, bool tb_op
 	if (k->quiet_level)
 		return false;
 	if (k->exception || k->traceback || k->chained)
+		return true;
+	char *frame = NULL;
+	int strong = 0, weak = 0;
+	bool ipy = lc_ipy_frame(m, n, &frame, &strong, &weak);
+	free(frame);
+	if (ipy)
 		return true;
 	if (k->kind == NK_INDENT) {
 		size_t i = 0;
@@ -214,7 +229,8 @@ static void tail_exceptions(struct triage *t, const char *lo, uint64_t first)
 			prev_exc = false;
 			continue;
 		}
-		if (l->k.kind == NK_INDENT && lc_frame(l->m, l->mn, &cur.frame, &strong, &weak, &cur.request)) {
+		if ((l->k.kind == NK_INDENT && lc_frame(l->m, l->mn, &cur.frame, &strong, &weak, &cur.request)) ||
+		    (!l->k.quiet_level && lc_ipy_frame(l->m, l->mn, &cur.frame, &strong, &weak))) {
 			if (!open) {
 				open = true;
 				cur.line_no = line;
@@ -225,6 +241,8 @@ static void tail_exceptions(struct triage *t, const char *lo, uint64_t first)
 			prev_exc = false;
 			continue;
 		}
+		if (open && l->k.kind == NK_INDENT && !l->k.exception)
+			lc_code_call(l->m, l->mn, &strong, &weak); /* a frame's code line */
 		long x = l->k.exception ? 0 : (l->k.quiet_level ? -1 : lc_find_exception(l->m, l->mn));
 		if (x < 0 || prev_exc) {
 			/* the exception's message goes on, or another line */
@@ -258,7 +276,7 @@ static void tail_exceptions(struct triage *t, const char *lo, uint64_t first)
 		lc_split_exception(l->m + x, l->mn - (size_t)x, &cur.type, &cur.message);
 		cur.proc = lc_line_proc(t, l->ls, l->le, cur.proc_name);
 		cur.at = lc_phase_back(lo, l->ls);
-		cur.phase = lc_tb_phase(strong, lc_message_phase(cur.message), cur.at, weak);
+		cur.phase = lc_tb_phase(strong, cur.message, cur.at, weak);
 		cur.chained_from = chained && last >= 0 ? last : -1;
 		uint64_t at = cur.line_no;
 		lc_add_tb(t, &cur);
@@ -277,7 +295,7 @@ static void tail_exceptions(struct triage *t, const char *lo, uint64_t first)
 		walked |= !lc->tbs[i].root_line && lc->tbs[i].line_no <= cur.line_no;
 	if (open && !walked) {
 		cur.at = lc_phase_back(lo, open_at);
-		cur.phase = lc_tb_phase(strong, PHASE_UNKNOWN, cur.at, weak);
+		cur.phase = lc_tb_phase(strong, NULL, cur.at, weak);
 		cur.chained_from = chained && last >= 0 ? last : -1;
 		lc_add_tb(t, &cur);
 	}
@@ -320,7 +338,7 @@ static void tail_end(struct triage *t, const char *lo, uint64_t line)
 		lc->error_line = line;
 		lc->error_shutdown = shutdown;
 		lc->error_off = (size_t)(ls - lo);
-		lc->error_native = d != EV_KINDS;
+		lc->error_native = d != EV_KINDS || native_frame(l->m, l->mn);
 		long x = l->k.exception ? 0 : lc_find_exception(l->m, l->mn);
 		if (x > 0) {
 			struct norm k = l->k;

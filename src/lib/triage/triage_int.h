@@ -208,6 +208,13 @@ void lc_finish(struct triage *t);
  * *frame becomes its vLLM frame when its path is under vllm/, *strong /
  * *weak the phase its function names. False when m is not a frame. */
 bool lc_frame(const char *m, size_t n, char **frame, int *strong, int *weak, bool *request);
+/* A frame as IPython and Colab print it (`/x/vllm/utils.py in inner(*args)`,
+ * `[/x/vllm/llm.py](https://...) in __init__(self, ...)`): as lc_frame. */
+bool lc_ipy_frame(const char *m, size_t n, char **frame, int *strong, int *weak);
+/* A frame's code line m[0, n) (`    engine_core.run_busy_loop()`): the
+ * phase of the function it calls, as lc_frame's for a frame — the call a
+ * paste cut after its last frame was making. */
+void lc_code_call(const char *m, size_t n, int *strong, int *weak);
 void lc_split_exception(const char *text, size_t len, char **type, char **message);
 void lc_tb_clear(struct triage_tb *tb);
 /* Keep tb (taking its fields) in line order. */
@@ -216,11 +223,11 @@ enum triage_proc lc_line_proc(struct triage *t, const char *ls, const char *le, 
 /* The phase of the log at p (a line start in the slice starting at s):
  * the last progress line before it (for the first LC_PHASE_SCANS calls). */
 enum triage_phase lc_phase_at(struct triage *t, const char *s, const char *p);
-/* The phase an exception's message names, or PHASE_UNKNOWN. */
-enum triage_phase lc_message_phase(const char *msg);
-/* A traceback's phase: its frames' (strong), its message's, the log's
- * progress lines', then a frame's that other phases call too (weak). */
-enum triage_phase lc_tb_phase(int strong, enum triage_phase message, enum triage_phase marker, int weak);
+/* A traceback's phase: its frames' (strong), its message's (msg, may be
+ * NULL), the log's progress lines' (marker), then what a message names
+ * that can happen in any phase (a caller's unexpected argument), then a
+ * frame's that other phases call too (weak). */
+enum triage_phase lc_tb_phase(int strong, const char *msg, enum triage_phase marker, int weak);
 /* tail.c: read the kept tail at the end of the input. */
 /* The offset of an exception token in m[0, n) (`pkg.NameError: `), or -1. */
 long lc_find_exception(const char *m, size_t n);

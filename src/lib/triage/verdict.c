@@ -212,7 +212,7 @@ const struct triage_life *triage_life(const struct triage *ct)
 		L->root_message = lc->error_message;
 		L->root_line = lc->error_line;
 		L->phase = phase_of(lc, lc->error_line,
-				    lc_tb_phase(0, lc_message_phase(lc->error_message),
+				    lc_tb_phase(0, lc->error_message,
 						lc_phase_back(lc->tail, lc->tail + lc->error_off), 0));
 	} else if (L->death) {
 		L->root_type = NULL; /* a death that left no Python exception */
@@ -220,7 +220,7 @@ const struct triage_life *triage_life(const struct triage *ct)
 		L->root_line = L->death->line_no;
 		L->phase = phase_of(lc, L->death->line_no,
 				    L->death->kind == EV_RUNTIME ? PHASE_PRESTART
-				    : lc_tb_phase(0, lc_message_phase(L->death->text), L->death->phase, 0));
+				    : lc_tb_phase(0, L->death->text, L->death->phase, 0));
 	} else {
 		L->root_type = lc->error_type;
 		L->root_message = lc->error_message;
@@ -287,8 +287,7 @@ static void root_from_cause(struct triage *t, const struct triage_match *c, stru
 	v->type = lc->root_type;
 	v->message = lc->root_message;
 	v->line = c->line_no;
-	enum triage_phase ph = lc_message_phase(lc->root_message);
-	v->phase = phase_of(lc, c->line_no, ph != PHASE_UNKNOWN ? ph : c->phase);
+	v->phase = phase_of(lc, c->line_no, lc_tb_phase(0, lc->root_message, c->phase, 0));
 }
 
 void triage_verdict(const struct triage *ct, struct triage_verdict *v)
