@@ -55,13 +55,13 @@ like "$out" 'src/lib/x/a\.c -> src/lib/x/b\.c \(b_ops\) -> src/lib/x/a\.c \(a_fn
 
 # A loop inside a room on the known list is printed, not failed.
 rm -rf "$TMP/b"
-obj triage/a 'int b_fn(void); int a_fn(void) { return b_fn(); }'
-obj triage/b 'int a_fn(void); int b_fn(void) { return a_fn(); }'
+obj render/a 'int b_fn(void); int a_fn(void) { return b_fn(); }'
+obj render/b 'int a_fn(void); int b_fn(void) { return a_fn(); }'
 run "$CHECK" "$TMP/b"
 is "$rc" 0 "a loop inside a known room does not fail"
-like "$out" '^known call loop .* of 2 files: src/lib/triage/a\.c src/lib/triage/b\.c' "but is listed"
+like "$out" '^known call loop .* of 2 files: src/lib/render/a\.c src/lib/render/b\.c' "but is listed"
 obj x/c 'int a_fn(void); int c_fn(void) { return a_fn(); }'
-obj triage/b 'int a_fn(void); int c_fn(void); int b_fn(void) { return a_fn() + c_fn(); }'
+obj render/b 'int a_fn(void); int c_fn(void); int b_fn(void) { return a_fn() + c_fn(); }'
 run "$CHECK" "$TMP/b"
 is "$rc" 1 "a known room's loop that takes in a file of another room fails"
 

@@ -25,8 +25,6 @@
 #include "triage_int.h"
 #include "../util/cleanup.h"
 
-#define CLASSIFY_CAP 512 /* bytes of a line that decide its kind */
-#define JOIN_MIN 60      /* a line this long (normalised) or longer may be wrapped */
 
 /* --- construction ----------------------------------------------------- */
 
@@ -129,83 +127,6 @@ void triage_version(const struct triage *t, char *buf, size_t n)
 		snprintf(buf, n, "%d.%d", t->version.part[0], t->version.part[1]);
 	else
 		snprintf(buf, n, "%d.%d.%d", t->version.part[0], t->version.part[1], t->version.part[2]);
-}
-
-/* --- counting newlines -------------------------------------------------- */
-
-uint64_t count_nl(const char *p, size_t n)
-{
-	typedef unsigned char v16 __attribute__((vector_size(16)));
-	const v16 nl = (v16){ 0 } + '\n';
-	uint64_t total = 0;
-	while (n >= 16) {
-		size_t blocks = n / 16 > 255 ? 255 : n / 16;
-		v16 acc = { 0 };
-		for (size_t i = 0; i < blocks; i++) {
-			v16 x;
-			memcpy(&x, p, 16);
-			acc -= (v16)(x == nl);
-			p += 16;
-		}
-		n -= blocks * 16;
-		for (int j = 0; j < 16; j++)
-			total += acc[j];
-	}
-	while (n--)
-		total += *p++ == '\n';
-	return total;
-}
-
-
-
-/* --- lines and records ---------------------------------------------------- */
-
-char *tr_capped_copy(const char *s, size_t len, size_t cap, bool *cut)
-{
-	if (cut)
-		*cut = len > cap;
-	if (len > cap) {
-		len = cap;
-		/* do not cut a UTF-8 sequence in half */
-		while (len > 0 && ((unsigned char)s[len] & 0xC0) == 0x80)
-			len--;
-	}
-	char *d = xcalloc(1, len + 1);
-	memcpy(d, s, len);
-	return d;
-}
-
-
-/* The line of the slice [s, e) holding p. */
-void line_of(const char *s, const char *e, const char *p, const char **ls, const char **le)
-{
-	const char *a = p > s ? memrchr(s, '\n', (size_t)(p - s)) : NULL;
-	*ls = a ? a + 1 : s;
-	const char *b = memchr(p, '\n', (size_t)(e - p));
-	*le = b ? b : e;
-}
-
-struct norm classify(struct triage *t, const char *ls, const char *le)
-{
-	size_t len = (size_t)(le - ls);
-	struct norm info;
-	norm_line(ls, len < CLASSIFY_CAP ? len : CLASSIFY_CAP, t->scratch, &info);
-	return info;
-}
-
-/* Whether the line [ls, le) is long enough to have been wrapped. */
-bool long_line(struct triage *t, const char *ls, const char *le)
-{
-	size_t len = (size_t)(le - ls);
-	if (len >= CLASSIFY_CAP)
-		return true;
-	return len >= JOIN_MIN && norm_line(ls, len, t->scratch, NULL) >= JOIN_MIN;
-}
-
-/* Whether the line [ls, le) continues the line [pls, ple) above it. */
-bool joins(struct triage *t, const char *pls, const char *ple, const char *ls, const char *le)
-{
-	return classify(t, ls, le).kind == NK_CONT && long_line(t, pls, ple);
 }
 
 /* The record holding the line [ls, le) of the slice [s, e): its first line
@@ -469,7 +390,6 @@ void scan_slice(struct triage *t, const char *s, size_t n)
 	t->tb_ls = NULL;
 	t->slice_s = s;
 	t->lc.last_ls = NULL;
-	scan_notes(t, s, n);
 	if (t->tb_active)
 		tb_walk(t, s, e, s);
 	scan_extra(t, s, n);

@@ -138,6 +138,7 @@ static void scan_lines(struct triage *t, const char *s, size_t n)
 {
 	while (n > 0) {
 		size_t take = n > SLICE ? record_cut(t, s, n, SLICE) : n;
+		scan_notes(t, s, take);
 		scan_slice(t, s, take);
 		s += take;
 		n -= take;

@@ -1,8 +1,13 @@
 /*
- * triage_int.h — the matcher's state, shared by its three files:
- * triage_anchor.c (anchors and the Wu-Manber prefilter), triage.c (feeding,
- * slices, records, traceback walks) and triage_result.c (recording matches,
- * the per-record and per-log cause rules, results). Not a public header.
+ * triage_int.h — the matcher's state, shared by its files, lowest first:
+ * normalise.c, text.c (line helpers), phase.c, lifecycle.c and tail.c (the
+ * lifecycle reader), verdict.c (the lifecycle's verdict), triage_anchor.c
+ * (anchors and the Wu-Manber prefilter), triage_result.c (recording
+ * matches, the per-record and per-log cause rules, results), triage.c
+ * (slices, records, traceback walks), triage_feed.c (feeding, input
+ * notes), verdict_cause.c (the verdict with its cause). A file calls only
+ * files before it in that order (tools/check-calls.sh). Not a public
+ * header.
  */
 #ifndef LOBES_TRIAGE_INT_H
 #define LOBES_TRIAGE_INT_H
@@ -22,6 +27,7 @@
 #define WM_BITS 14
 #define WM_TBL (1u << WM_BITS)
 #define SLICE ((size_t)4 << 20)
+#define CLASSIFY_CAP 512  /* bytes of a line that decide its kind (text.c) */
 #define REC_LINES 16      /* physical lines a record joins at most */
 #define REC_TAIL ((size_t)64 << 10) /* bytes of continuation lines a record joins */
 #define TB_LINES 400      /* lines a traceback walk passes at most */
@@ -174,7 +180,7 @@ void record_flush(struct triage *t);
 void record_root(struct triage *t, uint64_t line_no, const char *text, size_t len);
 int version_score(const struct triage *t, const struct signature *s);
 
-/* triage.c */
+/* text.c (calls only normalise.c) */
 char *tr_capped_copy(const char *s, size_t len, size_t cap, bool *cut);
 uint64_t count_nl(const char *p, size_t n);
 /* The line of the slice [s, e) holding p. */
@@ -182,6 +188,7 @@ void line_of(const char *s, const char *e, const char *p, const char **ls, const
 struct norm classify(struct triage *t, const char *ls, const char *le);
 bool long_line(struct triage *t, const char *ls, const char *le);
 bool joins(struct triage *t, const char *pls, const char *ple, const char *ls, const char *le);
+/* triage.c */
 void scan_slice(struct triage *t, const char *s, size_t n);
 
 /* lifecycle.c */
@@ -235,6 +242,9 @@ void lc_read_tail(struct triage *t);
 /* An event found outside the prefilter (the tail, verdict.c). */
 void lc_add_event(struct triage *t, enum triage_event_kind kind, uint64_t line, const char *ls,
 		  const char *le, enum triage_phase phase);
+/* The phase of a failure at line: serving once startup had completed
+ * before it, else ph (load when unknown). verdict.c */
+enum triage_phase lc_phase_of(const struct lifecycle *lc, uint64_t line, enum triage_phase ph);
 /* The phase the last progress line in [lo, p) names. */
 enum triage_phase lc_phase_back(const char *lo, const char *p);
 void lc_free(struct triage *t);

@@ -147,7 +147,7 @@ static size_t chain_head(const struct lifecycle *lc, size_t i)
 	return i;
 }
 
-static enum triage_phase phase_of(const struct lifecycle *lc, uint64_t line, enum triage_phase ph)
+enum triage_phase lc_phase_of(const struct lifecycle *lc, uint64_t line, enum triage_phase ph)
 {
 	if (lc->first_startup && lc->first_startup < line)
 		return PHASE_SERVING;
@@ -206,33 +206,28 @@ const struct triage_life *triage_life(const struct triage *ct)
 		L->root_message = L->root->message;
 		L->root_frame = L->root->frame;
 		L->root_line = L->root->root_line ? L->root->root_line : L->root->line_no;
-		L->phase = phase_of(lc, L->root->line_no, L->root->phase);
+		L->phase = lc_phase_of(lc, L->root->line_no, L->root->phase);
 	} else if (lc->error_line && !lc->error_native) {
 		L->root_type = lc->error_type;
 		L->root_message = lc->error_message;
 		L->root_line = lc->error_line;
-		L->phase = phase_of(lc, lc->error_line,
+		L->phase = lc_phase_of(lc, lc->error_line,
 				    lc_tb_phase(0, lc->error_message,
 						lc_phase_back(lc->tail, lc->tail + lc->error_off), 0));
 	} else if (L->death) {
 		L->root_type = NULL; /* a death that left no Python exception */
 		L->root_message = L->death->text;
 		L->root_line = L->death->line_no;
-		L->phase = phase_of(lc, L->death->line_no,
+		L->phase = lc_phase_of(lc, L->death->line_no,
 				    L->death->kind == EV_RUNTIME ? PHASE_PRESTART
 				    : lc_tb_phase(0, L->death->text, L->death->phase, 0));
 	} else {
 		L->root_type = lc->error_type;
 		L->root_message = lc->error_message;
 		L->root_line = lc->error_line;
-		L->phase = phase_of(lc, lc->error_line, PHASE_UNKNOWN);
+		L->phase = lc_phase_of(lc, lc->error_line, PHASE_UNKNOWN);
 	}
 	return L;
-}
-
-bool triage_fatal(const struct triage *t)
-{
-	return triage_cause(t) != NULL || triage_life(t)->fatal;
 }
 
 const char *triage_phase_name(enum triage_phase p)
@@ -257,56 +252,4 @@ const char *triage_event_name(enum triage_event_kind k)
 		"shutdown", "boot",
 	};
 	return (size_t)k < ARRAY_SIZE(names) ? names[k] : "event";
-}
-
-/* The root from the cause's line: the traceback whose root it is, else an
- * exception named on it, else the line itself. */
-static void root_from_cause(struct triage *t, const struct triage_match *c, struct triage_verdict *v)
-{
-	struct lifecycle *lc = &t->lc;
-	for (size_t i = 0; i < lc->n_tbs; i++) {
-		const struct triage_tb *tb = &lc->tbs[i];
-		if (tb->root_line >= c->line_no && tb->root_line < c->line_no + c->lines && tb->type) {
-			v->type = tb->type;
-			v->message = tb->message;
-			v->frame = tb->frame;
-			v->line = tb->root_line;
-			v->process = triage_proc_kind(tb->proc);
-			v->phase = phase_of(lc, tb->line_no, tb->phase);
-			return;
-		}
-	}
-	free(lc->root_type);
-	free(lc->root_message);
-	lc->root_type = lc->root_message = NULL;
-	long x = lc_find_exception(c->text, strlen(c->text));
-	if (x >= 0)
-		lc_split_exception(c->text + x, strlen(c->text) - (size_t)x, &lc->root_type, &lc->root_message);
-	else
-		lc->root_message = xstrdup(c->text);
-	v->type = lc->root_type;
-	v->message = lc->root_message;
-	v->line = c->line_no;
-	v->phase = phase_of(lc, c->line_no, lc_tb_phase(0, lc->root_message, c->phase, 0));
-}
-
-void triage_verdict(const struct triage *ct, struct triage_verdict *v)
-{
-	struct triage *t = (struct triage *)ct;
-	const struct triage_life *L = triage_life(t);
-	*v = (struct triage_verdict){ .cause = triage_cause(t) };
-	v->structural = L->fatal;
-	v->fatal = L->fatal || v->cause;
-	if (!v->fatal)
-		return;
-	if (!L->fatal) {
-		root_from_cause(t, v->cause, v);
-		return;
-	}
-	v->phase = L->phase;
-	v->type = L->root_type;
-	v->message = L->root_message;
-	v->frame = L->root_frame;
-	v->line = L->root_line;
-	v->process = L->root ? triage_proc_kind(L->root->proc) : NULL;
 }
