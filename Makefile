@@ -73,7 +73,7 @@ $(BUILD)/liblobes.a: $(LIB_OBJ)
 $(BUILD)/lobes: $(BUILD)/src/main.o $(CMD_OBJ) $(BUILD)/liblobes.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/%.t: tests/unit/%.c $(BUILD)/liblobes.a $(CMD_OBJ) tests/unit/testutil.h
+$(BUILD)/tests/%.t: tests/unit/%.c $(BUILD)/liblobes.a $(CMD_OBJ) $(wildcard tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Wno-missing-prototypes $(LDFLAGS) -o $@ $< $(CMD_OBJ) $(BUILD)/liblobes.a \
 		$(LDLIBS) $(shell pkg-config --libs cmocka)

@@ -1,0 +1,315 @@
+/*
+ * test_corpus.c — the real-log corpus (tests/fixtures/logs/): each
+ * signature's excerpts exist and carry its cause id, and triage on every
+ * excerpt, scored per split (train: corpus/, train/ and the consumed
+ * split 1 in heldout/; held-out: heldout2/ when there, figures only).
+ */
+#include "testutil.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../src/lib/util/fs.h"
+#include "triage_helpers.h"
+
+static struct sigset shipped;
+
+static int setup(void **state)
+{
+	(void)state;
+	struct err *e = NULL;
+	if (sigset_load(&shipped, NULL, &e) < 0) {
+		fprintf(stderr, "# %s\n", e->msg);
+		err_free(e);
+		return -1;
+	}
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	sigset_free(&shipped);
+	return 0;
+}
+
+/* One header field of a corpus file (`# key: value`), or NULL; caller frees. */
+static char *corpus_field(const char *text, const char *key)
+{
+	_cleanup_free_ char *pat = xasprintf("# %s: ", key);
+	for (const char *p = text; p && *p == '#'; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (str_starts_with(p, pat))
+			return strndup(p + strlen(pat), strcspn(p + strlen(pat), "\n"));
+	return NULL;
+}
+
+/* A signature's excerpts: files of the corpus whose thread established its
+ * cause id. */
+static void test_excerpts(void **state)
+{
+	(void)state;
+	size_t listed = 0;
+	for (size_t i = 0; i < shipped.n; i++) {
+		const struct signature *s = &shipped.sigs[i];
+		for (char **x = s->excerpts; x && *x; x++, listed++) {
+			_cleanup_free_ char *rel = xasprintf("tests/fixtures/logs/%s", *x);
+			_cleanup_free_ char *path = src_path(rel);
+			struct err *e = NULL;
+			_cleanup_free_ char *text = fs_read(path, 0, NULL, &e);
+			if (!text)
+				fail_msg("signature '%s': excerpt %s: %s", s->id, *x, e->msg);
+			if (str_starts_with(*x, "heldout2/"))
+				fail_msg("signature '%s': excerpt %s is held out", s->id, *x);
+			_cleanup_free_ char *cause = corpus_field(text, "cause");
+			if (!cause || strcmp(cause, sig_cause_id(s)) != 0)
+				fail_msg("signature '%s': excerpt %s has cause %s, expected %s", s->id, *x,
+					 cause ? cause : "(none)", sig_cause_id(s));
+		}
+	}
+	assert_true(listed > 0);
+}
+
+/* Figures of one split of the real-log corpus. */
+struct split_figs {
+	int files, fatal, flagged, clean, kept, known, right, unknown, flagged_unknown;
+	int roots, roots_right, phases, phases_right, described;
+	int bad; /* train: rows that break an assertion */
+};
+
+/* Whether some shipped signature reports cause id c (lobes has its family). */
+static bool has_family(const char *c)
+{
+	for (size_t i = 0; i < shipped.n; i++)
+		if (!strcmp(sig_cause_id(&shipped.sigs[i]), c))
+			return true;
+	return false;
+}
+
+/* The last dotted component of an exception type ("torch.cuda.OutOfMemoryError"
+ * -> "OutOfMemoryError"). */
+static const char *last_component(const char *s)
+{
+	const char *d = strrchr(s, '.');
+	return d ? d + 1 : s;
+}
+
+/* `# root:` against the root exception found: by the last dotted component;
+ * `none` (no Python exception) and `unknown` (the paste stops before it)
+ * want no exception type. */
+static bool root_right(const char *want, const struct triage_verdict *v)
+{
+	if (!strcmp(want, "none") || !strcmp(want, "unknown"))
+		return v->type == NULL;
+	return v->type && !strcmp(last_component(want), last_component(v->type));
+}
+
+/* Per-excerpt lines are printed for the training split only: no rule is
+ * written from the held-out split, so nothing points at its rows. */
+#define row_message(...) do { if (!heldout) print_message(__VA_ARGS__); } while (0)
+
+/* One excerpt: score it into f; MISS lines for what is wrong (train). */
+static void corpus_file(const char *path, const char *name, bool heldout, struct split_figs *f)
+{
+	struct err *e = NULL;
+	_cleanup_free_ char *text = fs_read(path, 0, NULL, &e);
+	assert_non_null(text);
+	_cleanup_free_ char *origin = corpus_field(text, "origin");
+	_cleanup_free_ char *verdict = corpus_field(text, "verdict");
+	_cleanup_free_ char *cause = corpus_field(text, "cause");
+	_cleanup_free_ char *expect = corpus_field(text, "expect");
+	_cleanup_free_ char *root = corpus_field(text, "root");
+	_cleanup_free_ char *phase = corpus_field(text, "phase");
+	_cleanup_free_ char *shown = corpus_field(text, "cause-shown");
+	if (!origin || !strstr(origin, "https://"))
+		fail_msg("%s: no '# origin:' with the source's URL", name);
+	if (!verdict || (strcmp(verdict, "fatal") && strcmp(verdict, "clean")))
+		fail_msg("%s: '# verdict:' is not fatal or clean", name);
+	if (!strcmp(verdict, "fatal") && !cause)
+		fail_msg("%s: a fatal excerpt has no '# cause:'", name);
+	/* the body: everything after the header */
+	const char *body = text;
+	while (*body == '#') {
+		const char *q = strchr(body, '\n');
+		body = q ? q + 1 : body + strlen(body);
+	}
+	struct triage *t = run(&shipped, body, 0);
+	struct triage_verdict v;
+	triage_verdict(t, &v);
+	const struct triage_match *c = v.cause;
+	const char *split = heldout ? "held-out" : "train";
+	f->files++;
+	if (!strcmp(verdict, "clean")) {
+		f->clean++;
+		f->kept += !v.fatal;
+		if (v.fatal) {
+			row_message("# MISS %s %s: clean, flagged %s at line %llu\n", split, name,
+				      c ? c->sig->id : "(no known cause)",
+				      (unsigned long long)(c ? c->line_no : v.line));
+			f->bad++;
+		}
+		triage_free(t);
+		return;
+	}
+	/* fatal: flagged, described (a root exception and a phase), the cause */
+	bool unknown = !strcmp(cause, "unknown");
+	if (unknown)
+		f->unknown++, f->flagged_unknown += v.fatal;
+	else
+		f->fatal++, f->flagged += v.fatal;
+	if (!v.fatal) {
+		row_message("# MISS %s %s: fatal (cause %s), not flagged\n", split, name, cause);
+		f->bad++;
+	}
+	bool described = v.fatal && v.line && v.phase != PHASE_UNKNOWN;
+	f->described += described;
+	if (v.fatal && !described && !heldout) {
+		row_message("# MISS %s %s: flagged without a root exception and a phase\n", split, name);
+		f->bad++;
+	}
+	/* a paste cut before its exception (`root: unknown`), or one whose
+	 * cause the thread found in lines it left out (`cause-shown: no`),
+	 * does not show its cause: counted, not asserted */
+	bool cut = (root && !strcmp(root, "unknown")) || (shown && !strncmp(shown, "no", 2) && (!shown[2] || shown[2] == ' '));
+	if (!unknown && has_family(cause)) {
+		f->known++;
+		bool ok = c && !strcmp(sig_cause_id(c->sig), cause);
+		f->right += ok;
+		if (!ok) {
+			_cleanup_free_ char *got = summary(t);
+			row_message("# %s %s %s: cause %s, got %s [%s]\n", cut ? "miss (cut)" : "MISS",
+				      split, name, cause, c ? sig_cause_id(c->sig) : "(none)", got);
+			f->bad += !cut;
+		}
+	} else if (!unknown && !heldout) {
+		row_message("# MISS %s %s: cause %s has no family in data/signatures\n", split, name, cause);
+		f->bad++;
+	}
+	if (root) {
+		f->roots++;
+		bool ok = v.fatal && root_right(root, &v);
+		f->roots_right += ok;
+		if (!ok)
+			row_message("# root %s %s: want %s, got %s\n", split, name, root,
+				      v.type ? v.type : "(none)");
+	}
+	if (phase) {
+		f->phases++;
+		bool ok = v.fatal && !strcmp(phase, triage_phase_name(v.phase));
+		f->phases_right += ok;
+		if (!ok)
+			row_message("# phase %s %s: want %s, got %s\n", split, name, phase,
+				      v.fatal ? triage_phase_name(v.phase) : "(not fatal)");
+	}
+	char *save = NULL;
+	for (char *id = expect ? strtok_r(expect, " ", &save) : NULL; id; id = strtok_r(NULL, " ", &save)) {
+		const struct signature *s = sigset_find(&shipped, id);
+		if (!s || !triage_count(t, (size_t)(s - shipped.sigs))) {
+			row_message("# MISS %s %s: expected '%s' to match\n", split, name, id);
+			f->bad++;
+		}
+	}
+	triage_free(t);
+}
+
+/* Where a directory's excerpts count: train, held-out (by its `# split:`
+ * header, else held-out), or a consumed held-out split — one whose rows
+ * were seen and that is training data since (heldout/, split 1, consumed
+ * on 2026-12-03): train, whatever its header says. */
+enum split_dir { DIR_TRAIN, DIR_HELDOUT, DIR_CONSUMED };
+
+/* Every excerpt of dir into the split its `# split:` header names (else
+ * the directory's; a consumed split's always into train). */
+static void corpus_dir(const char *rel, enum split_dir kind, struct split_figs *train, struct split_figs *held)
+{
+	_cleanup_free_ char *dir = src_path(rel);
+	struct dirent **ents;
+	int n = scandir(dir, &ents, NULL, alphasort);
+	for (int i = 0; i < n; i++) {
+		const char *name = ents[i]->d_name;
+		size_t nl = strlen(name);
+		if (name[0] != '.' && nl >= 5 && !strcmp(name + nl - 4, ".log")) {
+			_cleanup_free_ char *p = xasprintf("%s/%s", dir, name);
+			_cleanup_free_ char *head = fs_read(p, 4096, NULL, NULL);
+			_cleanup_free_ char *split = head ? corpus_field(head, "split") : NULL;
+			bool held_out = kind != DIR_CONSUMED &&
+					(split ? !strcmp(split, "heldout") : kind == DIR_HELDOUT);
+			corpus_file(p, name, held_out, held_out ? held : train);
+		}
+		free(ents[i]);
+	}
+	if (n > 0)
+		free(ents);
+}
+
+static double pct(int a, int b)
+{
+	return b ? 100.0 * a / b : 100.0;
+}
+
+static void print_figs(const char *split, const struct split_figs *f)
+{
+	int fatal = f->fatal + f->unknown, flagged = f->flagged + f->flagged_unknown;
+	print_message("# %s: %d files; fatal flagged %d/%d (%.0f%%), clean kept %d/%d, causes right %d/%d "
+		      "of the rows whose cause has a family (%.0f%%); root exception right %d/%d, phase "
+		      "right %d/%d; fatal rows with a root and a phase %d/%d\n",
+		      split, f->files, flagged, fatal, pct(flagged, fatal), f->kept, f->clean, f->right,
+		      f->known, pct(f->right, f->known), f->roots_right, f->roots, f->phases_right,
+		      f->phases, f->described, fatal);
+}
+
+/* A held-out acceptance floor: printed met or MISSED; a missed floor fails
+ * the test only with LOBES_HELDOUT_STRICT=1 (the figure is reported, not
+ * tuned away: no rule is written from the held-out rows). */
+static bool floor_met(const char *what, int a, int b, int percent)
+{
+	bool met = (long)a * 100 >= (long)percent * b;
+	print_message("# held-out floor %s >= %d%%: %d/%d, %s\n", what, percent, a, b,
+		      met ? "met" : "MISSED");
+	return met;
+}
+
+/* The corpus of real log excerpts (tests/fixtures/logs/corpus/README.md)
+ * in two splits. Train (corpus/, train/, and heldout/: split 1, consumed
+ * on 2026-12-03 and training data since): every fatal excerpt flagged
+ * with its `cause:` first, a root exception and a phase; every clean one
+ * kept clean; `expect:` ids among the matches (a row whose paste stops
+ * before its exception, `root: unknown`, or leaves its cause out,
+ * `cause-shown: no`, is counted but its cause not asserted). Held-out
+ * (heldout2/, when there; no rule is written from it): only its figures
+ * and the acceptance floors — fatal flagged >= 95%, clean kept 100%,
+ * causes right >= 80% of the rows whose cause has a family — are printed,
+ * no row; see floor_met. Root exception (`# root:`) and phase (`# phase:`)
+ * figures are printed for both. */
+static void test_corpus(void **state)
+{
+	(void)state;
+	struct split_figs train = { 0 }, held = { 0 };
+	corpus_dir("tests/fixtures/logs/corpus", DIR_TRAIN, &train, &held);
+	corpus_dir("tests/fixtures/logs/train", DIR_TRAIN, &train, &held);
+	corpus_dir("tests/fixtures/logs/heldout", DIR_CONSUMED, &train, &held);
+	corpus_dir("tests/fixtures/logs/heldout2", DIR_HELDOUT, &train, &held); /* when there */
+	print_figs("train", &train);
+	if (held.files)
+		print_figs("held-out", &held);
+	assert_true(train.files >= 10);
+	assert_int_equal(train.bad, 0);
+	if (held.files) {
+		bool met = floor_met("fatal flagged", held.flagged + held.flagged_unknown,
+				     held.fatal + held.unknown, 95);
+		met &= floor_met("clean kept", held.kept, held.clean, 100);
+		met &= floor_met("causes right", held.right, held.known, 80);
+		const char *strict = getenv("LOBES_HELDOUT_STRICT");
+		if (strict && !strcmp(strict, "1"))
+			assert_true(met);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_excerpts),
+		cmocka_unit_test(test_corpus),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
