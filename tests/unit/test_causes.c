@@ -14,30 +14,13 @@
  */
 #include "testutil.h"
 
-#include "../../src/lib/triage/triage.h"
+#include "triage_helpers.h"
 
 static struct sigset none; /* no signature: the structure alone */
-static struct sigset shipped;
-
-static int setup(void **state)
-{
-	(void)state;
-	struct err *e = NULL;
-	return sigset_load(&shipped, NULL, &e) < 0 ? -1 : 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	sigset_free(&shipped);
-	return 0;
-}
 
 static struct triage *verdict_of(const struct sigset *set, const char *text, struct triage_verdict *v)
 {
-	struct triage *t = triage_new(set, 0);
-	triage_feed(t, text, strlen(text));
-	triage_finish(t);
+	struct triage *t = run(set, text, 0);
 	triage_verdict(t, v);
 	return t;
 }

@@ -13,27 +13,6 @@
 #include "../../src/lib/util/fs.h"
 #include "triage_helpers.h"
 
-static struct sigset shipped;
-
-static int setup(void **state)
-{
-	(void)state;
-	struct err *e = NULL;
-	if (sigset_load(&shipped, NULL, &e) < 0) {
-		fprintf(stderr, "# %s\n", e->msg);
-		err_free(e);
-		return -1;
-	}
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	sigset_free(&shipped);
-	return 0;
-}
-
 /* One header field of a corpus file (`# key: value`), or NULL; caller frees. */
 static char *corpus_field(const char *text, const char *key)
 {

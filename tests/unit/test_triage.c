@@ -12,29 +12,6 @@
 #include <unistd.h>
 
 #include "../../src/lib/util/fs.h"
-#include "../../src/lib/triage/triage.h"
-
-static struct sigset shipped;
-
-static int setup(void **state)
-{
-	(void)state;
-	struct err *e = NULL;
-	if (sigset_load(&shipped, NULL, &e) < 0) {
-		fprintf(stderr, "# %s\n", e->msg);
-		err_free(e);
-		return -1;
-	}
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	sigset_free(&shipped);
-	return 0;
-}
-
 #include "triage_helpers.h"
 
 static void test_shipped_load(void **state)

@@ -1,11 +1,33 @@
 /*
- * triage_helpers.h — what test_triage.c and test_corpus.c both do with the
- * matcher: run a signature set over a text, and list its matches.
+ * triage_helpers.h — what the triage unit tests share: the shipped
+ * signatures loaded once per group (setup/teardown), running a signature
+ * set over a text, and listing its matches.
  */
 #ifndef LOBES_TRIAGE_HELPERS_H
 #define LOBES_TRIAGE_HELPERS_H
 
 #include "../../src/lib/triage/triage.h"
+
+static struct sigset shipped;
+
+static int setup(void **state)
+{
+	(void)state;
+	struct err *e = NULL;
+	if (sigset_load(&shipped, NULL, &e) < 0) {
+		fprintf(stderr, "# %s\n", e->msg);
+		err_free(e);
+		return -1;
+	}
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	sigset_free(&shipped);
+	return 0;
+}
 
 /* Run set over text (fed in pieces of `chunk` bytes; 0 = at once). */
 static inline struct triage *run(const struct sigset *set, const char *text, size_t chunk)
