@@ -12,36 +12,9 @@
  */
 #include "testutil.h"
 
-#include "../../src/lib/triage/triage.h"
+#include "triage_helpers.h"
 
 static struct sigset none;   /* no signature: the structure alone */
-static struct sigset shipped;
-
-static int setup(void **state)
-{
-	(void)state;
-	struct err *e = NULL;
-	return sigset_load(&shipped, NULL, &e) < 0 ? -1 : 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	sigset_free(&shipped);
-	return 0;
-}
-
-static struct triage *run(const struct sigset *set, const char *text, size_t chunk)
-{
-	struct triage *t = triage_new(set, 0);
-	size_t len = strlen(text);
-	if (!chunk)
-		chunk = len ? len : 1;
-	for (size_t off = 0; off < len; off += chunk)
-		triage_feed(t, text + off, len - off < chunk ? len - off : chunk);
-	triage_finish(t);
-	return t;
-}
 
 static const char *frames =
 	"  File \"/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py\", line 700, in run_engine_core\n"
