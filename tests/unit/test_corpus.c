@@ -191,14 +191,14 @@ static void corpus_file(const char *path, const char *name, bool heldout, struct
 	triage_free(t);
 }
 
-/* Where a directory's excerpts count: train, held-out (by its `# split:`
- * header, else held-out), or a consumed held-out split — one whose rows
- * were seen and that is training data since (heldout/, split 1, consumed
- * on 2026-12-03): train, whatever its header says. */
+/* Where a directory's excerpts count: train, held-out, or a consumed
+ * held-out split — one whose rows were seen and that is training data
+ * since (heldout/, split 1, consumed on 2026-12-03). The directory
+ * decides, whatever a file's `# split:` header says: no row of a held-out
+ * directory is ever scored, or printed, as train. */
 enum split_dir { DIR_TRAIN, DIR_HELDOUT, DIR_CONSUMED };
 
-/* Every excerpt of dir into the split its `# split:` header names (else
- * the directory's; a consumed split's always into train). */
+/* Every excerpt of dir into its directory's split. */
 static void corpus_dir(const char *rel, enum split_dir kind, struct split_figs *train, struct split_figs *held)
 {
 	_cleanup_free_ char *dir = src_path(rel);
@@ -209,10 +209,7 @@ static void corpus_dir(const char *rel, enum split_dir kind, struct split_figs *
 		size_t nl = strlen(name);
 		if (name[0] != '.' && nl >= 5 && !strcmp(name + nl - 4, ".log")) {
 			_cleanup_free_ char *p = xasprintf("%s/%s", dir, name);
-			_cleanup_free_ char *head = fs_read(p, 4096, NULL, NULL);
-			_cleanup_free_ char *split = head ? corpus_field(head, "split") : NULL;
-			bool held_out = kind != DIR_CONSUMED &&
-					(split ? !strcmp(split, "heldout") : kind == DIR_HELDOUT);
+			bool held_out = kind == DIR_HELDOUT;
 			corpus_file(p, name, held_out, held_out ? held : train);
 		}
 		free(ents[i]);
