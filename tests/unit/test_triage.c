@@ -404,6 +404,42 @@ static void test_anchor_walk(void **state)
 	sigset_free(&set);
 }
 
+/* The prefilter is built once per set and shared by its triages; a
+ * signature added to the set afterwards is seen by the next triage (the
+ * set's cache is dropped), not missed by a stale prefilter. */
+static void test_prefilter_cached_per_set(void **state)
+{
+	(void)state;
+	const char *a = HEAD "  - id: first-kind\n    literal: 'first failure kind'\n    severity: fatal\n"
+			     "    cause: c\n    remedy: r\n";
+	const char *b = HEAD "  - id: second-kind\n    literal: 'second failure kind'\n    severity: fatal\n"
+			     "    cause: c\n    remedy: r\n";
+	const char *log = "x first failure kind\ny second failure kind\n";
+	struct sigset set = { 0 };
+	struct err *e = NULL;
+	assert_int_equal(sigset_add_yaml(&set, "a.yaml", a, strlen(a), true, &e), 0);
+	assert_null(set.cache);
+	struct triage *t1 = run(&set, log, 0);
+	assert_non_null(set.cache);
+	void *built = set.cache;
+	struct triage *t2 = run(&set, log, 0);
+	assert_ptr_equal(set.cache, built); /* not built again */
+	_cleanup_free_ char *g1 = summary(t1);
+	_cleanup_free_ char *g2 = summary(t2);
+	assert_string_equal(g1, "first-kind@1");
+	assert_string_equal(g2, "first-kind@1");
+	triage_free(t1);
+	triage_free(t2);
+	assert_int_equal(sigset_add_yaml(&set, "b.yaml", b, strlen(b), true, &e), 0);
+	assert_null(set.cache); /* dropped with the change */
+	struct triage *t3 = run(&set, log, 0);
+	_cleanup_free_ char *g3 = summary(t3);
+	assert_string_equal(g3, "first-kind@1 second-kind@2");
+	triage_free(t3);
+	sigset_free(&set);
+	assert_null(set.cache);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -417,6 +453,7 @@ int main(void)
 		cmocka_unit_test(test_many_slices),
 		cmocka_unit_test(test_firsts_and_callback),
 		cmocka_unit_test(test_anchor_walk),
+		cmocka_unit_test(test_prefilter_cached_per_set),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

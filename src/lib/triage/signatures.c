@@ -59,10 +59,20 @@ static void sig_clear(struct signature *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/* Drop what was derived from the signatures (they are about to change). */
+static void sigset_uncache(struct sigset *set)
+{
+	if (set->cache && set->cache_free)
+		set->cache_free(set->cache);
+	set->cache = NULL;
+	set->cache_free = NULL;
+}
+
 void sigset_free(struct sigset *set)
 {
 	if (!set)
 		return;
+	sigset_uncache(set);
 	for (size_t i = 0; i < set->n; i++)
 		sig_clear(&set->sigs[i]);
 	free(set->sigs);
@@ -445,6 +455,7 @@ static int parse_one(struct fy_node *m, const char *file, bool from_operator, st
  * error, an operator signature replaces a shipped one in place. */
 static int add_sig(struct sigset *set, struct signature *s, struct err **err)
 {
+	sigset_uncache(set);
 	for (size_t i = 0; i < set->n; i++) {
 		struct signature *o = &set->sigs[i];
 		if (strcmp(o->id, s->id) != 0)

@@ -48,6 +48,10 @@ struct signature {
 struct sigset {
 	struct signature *sigs;
 	size_t n;
+	/* what triage derives from the signatures (its prefilter), built on
+	 * first use; dropped when a signature is added, freed with the set */
+	void *cache;
+	void (*cache_free)(void *);
 };
 
 /* Load the shipped signatures, then <operator_dir>/signatures/NAME.yaml in name

@@ -18,6 +18,7 @@
  * records (at most TB_LINES lines, across slices) to the first exception
  * line, the traceback's root.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,23 @@
 
 
 /* --- construction ----------------------------------------------------- */
+
+/* The set's prefilter, built on first use and kept in the set's cache (a
+ * cache: what the set means does not change, so a const set may hold it).
+ * The lock makes two first triages of one set build it once. */
+static const struct prefilter *prefilter_get(const struct sigset *set)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	struct sigset *cache = (struct sigset *)set;
+	pthread_mutex_lock(&lock);
+	if (!cache->cache) {
+		cache->cache = prefilter_build(set);
+		cache->cache_free = prefilter_free;
+	}
+	const struct prefilter *pf = cache->cache;
+	pthread_mutex_unlock(&lock);
+	return pf;
+}
 
 struct triage *triage_new(const struct sigset *set, unsigned flags)
 {
@@ -62,7 +80,7 @@ struct triage *triage_new(const struct sigset *set, unsigned flags)
 	t->md = pcre2_match_data_create(pairs, NULL);
 	if (!t->md)
 		abort();
-	build_prefilter(t);
+	t->pf = prefilter_get(set);
 	return t;
 }
 
@@ -78,9 +96,6 @@ void triage_free(struct triage *t)
 		match_clear(&t->rm[i]);
 	for (size_t i = 0; i < t->n_roots; i++)
 		free(t->roots[i].text);
-	for (size_t i = 0; i < t->n_owned; i++)
-		free(t->owned[i]);
-	free(t->owned);
 	free(t->all);
 	free(t->rm);
 	free(t->first);
@@ -89,9 +104,6 @@ void triage_free(struct triage *t)
 	free(t->seen);
 	free(t->parent);
 	free(t->depth);
-	free(t->anchors);
-	free(t->unanchored);
-	free(t->shorts);
 	free(t->pend);
 	free(t->hits);
 	free(t->scratch);
@@ -333,8 +345,8 @@ static int pend_cmp(const void *a, const void *b)
 static void scan_extra(struct triage *t, const char *s, size_t n)
 {
 	t->n_pend = 0;
-	for (size_t u = 0; u < t->n_unanchored; u++) {
-		size_t si = t->unanchored[u];
+	for (size_t u = 0; u < t->pf->n_unanchored; u++) {
+		size_t si = t->pf->unanchored[u];
 		const struct signature *sig = &t->set->sigs[si];
 		size_t off = 0;
 		while (off < n) {
@@ -394,15 +406,15 @@ void scan_slice(struct triage *t, const char *s, size_t n)
 		tb_walk(t, s, e, s);
 	scan_extra(t, s, n);
 	size_t k = 0;
-	const size_t m = t->m;
+	const size_t m = t->pf->m;
 	if (m && n >= m) {
 		const unsigned char *p = (const unsigned char *)s;
 		size_t nh = wm_collect(t, p, m - 1, n);
 		for (size_t i = 0; i < nh; i++) {
 			const size_t pos = t->hits[i], start = pos + 1 - m;
 			const uint32_t h = wm_hash3(p + pos - 2);
-			for (uint32_t b = t->bucket[h]; b < t->bucket[h + 1]; b++) {
-				const struct anchor *a = &t->anchors[b];
+			for (uint32_t b = t->pf->bucket[h]; b < t->pf->bucket[h + 1]; b++) {
+				const struct anchor *a = &t->pf->anchors[b];
 				if (memcmp(p + start, a->win, m) != 0 || !anchor_hit(a, s, e, s + start))
 					continue;
 				const char *ls, *le;

@@ -284,9 +284,9 @@ static size_t pick_window(const char *a, size_t len, size_t m, const uint8_t *bg
 
 /* Build the anchors and the Wu-Manber tables. Anchors shorter than
  * WM_FAST go to the short list (a vector scan for their first two bytes). */
-void build_prefilter(struct triage *t)
+struct prefilter *prefilter_build(const struct sigset *set)
 {
-	const struct sigset *set = t->set;
+	struct prefilter *pf = xcalloc(1, sizeof(*pf));
 	size_t cap = 0;
 	const char **abytes = NULL;
 	size_t *alens = NULL, *asig = NULL, na = 0;
@@ -307,18 +307,18 @@ void build_prefilter(struct triage *t)
 			n = regex_anchors(s->regex, got, lens, ARRAY_SIZE(got));
 		}
 		if (n < 0) {
-			t->unanchored = xrealloc(t->unanchored, (t->n_unanchored + 1) * sizeof(size_t));
-			t->unanchored[t->n_unanchored++] = i;
+			pf->unanchored = xrealloc(pf->unanchored, (pf->n_unanchored + 1) * sizeof(size_t));
+			pf->unanchored[pf->n_unanchored++] = i;
 			continue;
 		}
 		for (long j = 0; j < n; j++) {
 			if (s && !s->literal) {
-				t->owned = xrealloc(t->owned, (t->n_owned + 1) * sizeof(char *));
-				t->owned[t->n_owned++] = got[j];
+				pf->owned = xrealloc(pf->owned, (pf->n_owned + 1) * sizeof(char *));
+				pf->owned[pf->n_owned++] = got[j];
 			}
 			if (lens[j] < WM_FAST) {
-				t->shorts = xrealloc(t->shorts, (t->n_shorts + 1) * sizeof(*t->shorts));
-				t->shorts[t->n_shorts++] = (struct anchor){ got[j], i, got[j], lens[j], 0 };
+				pf->shorts = xrealloc(pf->shorts, (pf->n_shorts + 1) * sizeof(*pf->shorts));
+				pf->shorts[pf->n_shorts++] = (struct anchor){ got[j], i, got[j], lens[j], 0 };
 				continue;
 			}
 			if (na == cap) {
@@ -332,13 +332,13 @@ void build_prefilter(struct triage *t)
 			asig[na++] = i;
 		}
 	}
-	t->m = 0;
+	pf->m = 0;
 	if (na) {
 		size_t m = WM_MAX;
 		for (size_t i = 0; i < na; i++)
 			if (alens[i] < m)
 				m = alens[i];
-		t->m = m;
+		pf->m = m;
 		uint8_t bg_blocks[WM_TBL / 8] = { 0 };
 		for (size_t i = 2; i < sizeof(background) - 1; i++) {
 			uint32_t h = wm_hash3((const unsigned char *)background + i - 2);
@@ -364,35 +364,50 @@ void build_prefilter(struct triage *t)
 		for (size_t i = 0; i < nw; i++)
 			w[i].win = w[i].anchor + w[i].woff;
 		uint8_t dflt = (uint8_t)(m - 3 + 1);
-		memset(t->shift, dflt, sizeof(t->shift));
+		memset(pf->shift, dflt, sizeof(pf->shift));
 		uint32_t *cnt = xcalloc(WM_TBL + 1, sizeof(uint32_t));
 		for (size_t i = 0; i < nw; i++) {
 			const unsigned char *win = (const unsigned char *)w[i].win;
 			for (size_t e = 2; e < m; e++) { /* block win[e-2..e] */
 				uint32_t h = wm_hash3(win + e - 2);
 				uint8_t sh = (uint8_t)(m - 1 - e);
-				if (sh < t->shift[h])
-					t->shift[h] = sh;
+				if (sh < pf->shift[h])
+					pf->shift[h] = sh;
 			}
 			cnt[wm_hash3(win + m - 3)]++;
 		}
 		/* CSR buckets of windows by the hash of their last block */
-		t->bucket[0] = 0;
+		pf->bucket[0] = 0;
 		for (size_t h = 0; h < WM_TBL; h++)
-			t->bucket[h + 1] = t->bucket[h] + cnt[h];
+			pf->bucket[h + 1] = pf->bucket[h] + cnt[h];
 		memset(cnt, 0, (WM_TBL + 1) * sizeof(uint32_t));
-		t->anchors = xcalloc(nw, sizeof(*t->anchors));
+		pf->anchors = xcalloc(nw, sizeof(*pf->anchors));
 		for (size_t i = 0; i < nw; i++) {
 			uint32_t h = wm_hash3((const unsigned char *)w[i].win + m - 3);
-			t->anchors[t->bucket[h] + cnt[h]++] = w[i];
+			pf->anchors[pf->bucket[h] + cnt[h]++] = w[i];
 		}
-		t->n_anchors = nw;
+		pf->n_anchors = nw;
 		free(cnt);
 		free(w);
 	}
 	free(abytes);
 	free(alens);
 	free(asig);
+	return pf;
+}
+
+void prefilter_free(void *p)
+{
+	struct prefilter *pf = p;
+	if (!pf)
+		return;
+	for (size_t i = 0; i < pf->n_owned; i++)
+		free(pf->owned[i]);
+	free(pf->owned);
+	free(pf->anchors);
+	free(pf->unanchored);
+	free(pf->shorts);
+	free(pf);
 }
 
 bool anchor_hit(const struct anchor *a, const char *s, const char *e, const char *win)
@@ -409,8 +424,8 @@ void scan_shorts(struct triage *t, const char *s, size_t n,
 		 void (*add)(struct triage *, size_t, size_t))
 {
 	typedef unsigned char v16 __attribute__((vector_size(16)));
-	for (size_t k = 0; k < t->n_shorts; k++) {
-		const struct anchor *a = &t->shorts[k];
+	for (size_t k = 0; k < t->pf->n_shorts; k++) {
+		const struct anchor *a = &t->pf->shorts[k];
 		const v16 c0 = (v16){ 0 } + (unsigned char)a->anchor[0];
 		const v16 c1 = (v16){ 0 } + (unsigned char)a->anchor[1];
 		size_t i = 0;
@@ -469,7 +484,7 @@ static size_t *wm_walk(const uint8_t *shift, const unsigned char *p, size_t pos0
 
 size_t wm_collect(struct triage *t, const unsigned char *p, size_t from, size_t to)
 {
-	const uint8_t *shift = t->shift;
+	const uint8_t *shift = t->pf->shift;
 	/* each stream writes its own region of the hit buffer: a stream has
 	 * at most one hit per position of its stripe */
 	size_t need = to - from + STREAMS;
@@ -507,20 +522,20 @@ size_t wm_collect(struct triage *t, const unsigned char *p, size_t from, size_t 
 
 void wm_each(struct triage *t, const char *text, size_t n, void (*fn)(struct triage *, size_t))
 {
-	const size_t m = t->m;
+	const size_t m = t->pf->m;
 	const unsigned char *p = (const unsigned char *)text;
 	if (!m || n < m)
 		return;
 	for (size_t pos = m - 1; pos < n;) {
 		uint32_t h = wm_hash3(p + pos - 2);
-		uint8_t sh = t->shift[h];
+		uint8_t sh = t->pf->shift[h];
 		if (sh) {
 			pos += sh;
 			continue;
 		}
-		for (uint32_t b = t->bucket[h]; b < t->bucket[h + 1]; b++)
-			if (memcmp(p + pos + 1 - m, t->anchors[b].win, m) == 0)
-				fn(t, t->anchors[b].sig);
+		for (uint32_t b = t->pf->bucket[h]; b < t->pf->bucket[h + 1]; b++)
+			if (memcmp(p + pos + 1 - m, t->pf->anchors[b].win, m) == 0)
+				fn(t, t->pf->anchors[b].sig);
 		pos++;
 	}
 }

@@ -92,17 +92,10 @@ struct lifecycle {
 	char *root_type, *root_message; /* owned: the root taken from a line */
 };
 
-struct triage {
-	const struct sigset *set;
-	unsigned flags;
-	triage_cb cb;
-	void *opaque;
-	long *parent;             /* per signature: parent index or -1 */
-	int *depth;               /* per signature: length of its parent chain */
-	struct vversion version;  /* of the log; n == 0 while unknown */
-	bool version_given;       /* from triage_set_version: the banner does not override */
-
-	/* prefilter */
+/* The anchors of a signature set and its Wu-Manber tables: built once per
+ * set (about 10 ms for the shipped one), kept in the set's cache and shared
+ * read-only by every triage of it. */
+struct prefilter {
 	size_t m;                 /* window length; 0 = no anchored signature */
 	uint8_t shift[WM_TBL];
 	uint32_t bucket[WM_TBL + 1];
@@ -114,6 +107,19 @@ struct triage {
 	size_t n_unanchored;
 	char **owned;
 	size_t n_owned;
+};
+
+struct triage {
+	const struct sigset *set;
+	unsigned flags;
+	triage_cb cb;
+	void *opaque;
+	long *parent;             /* per signature: parent index or -1 */
+	int *depth;               /* per signature: length of its parent chain */
+	struct vversion version;  /* of the log; n == 0 while unknown */
+	bool version_given;       /* from triage_set_version: the banner does not override */
+
+	const struct prefilter *pf; /* the set's, shared (prefilter_get) */
 	pcre2_match_data *md;
 
 	/* slice and record state */
@@ -162,7 +168,8 @@ struct triage {
 };
 
 /* triage_anchor.c */
-void build_prefilter(struct triage *t);
+struct prefilter *prefilter_build(const struct sigset *set);
+void prefilter_free(void *pf);
 size_t wm_collect(struct triage *t, const unsigned char *p, size_t from, size_t to);
 /* Whether a window hit at win (in the slice [s, e)) may be its anchor. */
 bool anchor_hit(const struct anchor *a, const char *s, const char *e, const char *win);

@@ -254,7 +254,7 @@ uint64_t triage_dropped(const struct triage *t)
 
 size_t triage_unanchored(const struct triage *t)
 {
-	return t->n_unanchored;
+	return t->pf->n_unanchored;
 }
 
 size_t triage_roots(const struct triage *t, struct triage_root *out, size_t max)
