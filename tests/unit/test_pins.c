@@ -9,6 +9,7 @@
 
 #include "testutil.h"
 #include "../../src/lib/gateway/gateway.h"
+#include "../../src/lib/knowledge/vllm.h"
 #include "../../src/lib/plan/plan.h"
 #include "../../src/lib/probe/probe.h"
 #include "../../src/lib/render/render_int.h"
@@ -492,6 +493,36 @@ static void test_single_quoted_item_doubles(void **state)
 	assert_string_equal(s, "{\"a\": \"it''s $$HOME $${X:-y}\"}");
 }
 
+/* The engine's environment: HF_HOME, HF_TOKEN (a secret, never a value)
+ * and the CUDA-graph memory estimate off only where the image's vLLM
+ * registers that variable (both recorded images do; a newer one may not).
+ * Kills: args.c role_env without "&& vllm_reg_has_env(...)". */
+static void test_role_env_follows_registry(void **state)
+{
+	(void)state;
+	struct fleet_template t = { .hf_container = "/hf" };
+	struct role_plan rp = { 0 };
+	struct role_envvar out[ROLE_ENV_MAX];
+	char *without[] = { "VLLM_USE_V1", NULL };
+	char *with[] = { "VLLM_USE_V1", "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS", NULL };
+	struct vllm_reg reg = { .envs = without };
+	for (int k = 0; k < 3; k++) {
+		rp.reg = k == 0 ? NULL : &reg;
+		reg.envs = k == 2 ? with : without;
+		size_t n = role_env(&t, &rp, out);
+		assert_int_equal(n, k == 2 ? 3 : 2);
+		assert_string_equal(out[0].name, "HF_HOME");
+		assert_string_equal(out[0].value, "/hf");
+		assert_string_equal(out[1].name, "HF_TOKEN");
+		assert_null(out[1].value);
+		assert_true(out[1].secret);
+		if (k == 2) {
+			assert_string_equal(out[2].name, "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS");
+			assert_string_equal(out[2].value, "0");
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -507,6 +538,7 @@ int main(void)
 		cmocka_unit_test(test_embed_tie_fails),
 		cmocka_unit_test(test_rerank_shape_edges),
 		cmocka_unit_test(test_single_quoted_item_doubles),
+		cmocka_unit_test(test_role_env_follows_registry),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
