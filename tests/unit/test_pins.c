@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "../../src/lib/deploy/deploy_int.h"
 #include "../../src/lib/gateway/gateway.h"
 #include "../../src/lib/knowledge/vllm.h"
 #include "../../src/lib/plan/plan.h"
@@ -523,6 +524,29 @@ static void test_role_env_follows_registry(void **state)
 	}
 }
 
+/* deploy_read: an absent file is NULL without an error; one that cannot
+ * be read for another reason (a symlink loop) is an error, never "absent".
+ * Kills: commit.c deploy_read without "&& errno == ENOENT". */
+static void test_deploy_read_absent_or_error(void **state)
+{
+	(void)state;
+	char *d = tmpdir();
+	struct err *e = NULL;
+	size_t len = 0;
+	assert_null(deploy_read(d, ".env", &len, &e));
+	assert_null(e);
+	_cleanup_free_ char *env = xasprintf("%s/.env", d);
+	assert_int_equal(fs_write_atomic(env, "A=1\n", 4, 0600, NULL), 0);
+	_cleanup_free_ char *got = deploy_read(d, ".env", &len, &e);
+	assert_string_equal(got, "A=1\n");
+	_cleanup_free_ char *loop = xasprintf("%s/docker-compose.yml", d);
+	assert_int_equal(symlink("docker-compose.yml", loop), 0);
+	assert_null(deploy_read(d, "docker-compose.yml", &len, &e));
+	assert_non_null(e);
+	err_free(e);
+	rmtree(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -539,6 +563,7 @@ int main(void)
 		cmocka_unit_test(test_rerank_shape_edges),
 		cmocka_unit_test(test_single_quoted_item_doubles),
 		cmocka_unit_test(test_role_env_follows_registry),
+		cmocka_unit_test(test_deploy_read_absent_or_error),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
