@@ -14,46 +14,17 @@
 . "${LOBES_SRC:-.}/tests/lib.sh"
 . "$SRC/tests/standin/lib.sh"
 . "$SRC/tests/integration/docker.sh"
-HOSTS=$SRC/tests/fixtures/hosts
-HF=$SRC/tests/fixtures/hf
-command -v python3 >/dev/null || skip_all "python3 is needed to read --json"
 docker_start
 docker_build_standin || { ok 1 "build the stand-in image"; done_testing; }
-unset LOBES_SYSROOT
-export HF_HUB_CACHE=$HF/hub LOBES_NVML_LIB=$TMP/absent/libnvidia-ml.so.1
-j() { printf '%s' "$out" | python3 -c "import json,sys; d=json.load(sys.stdin); v=$1; print(v if isinstance(v,str) else json.dumps(v))"; }
-onbox() { run env LOBES_SYSROOT="$HOSTS/gb10" LOBES_NVIDIA_SMI="$HOSTS/gb10/bin/nvidia-smi" "$LOBES" "$@"; }
-MTP='{"method": "mtp", "num_speculative_tokens": 2}'
-
 D=$TMP/gb10
-onbox --dir "$D" init --profile spark --apply
-is "$rc" 0 "init the spark profile"
+. "$SRC/tests/integration/experiment_lib.sh"
+MTP='{"method": "mtp", "num_speculative_tokens": 2}'
+xp_init lobes-mtp
 grep -qxF "CORTEX_SPECULATIVE_CONFIG=$MTP" "$D/.env"; ok $? "the spark cortex runs MTP (2 speculative tokens)"
-sed -i "s|^\([A-Z]*\)_IMAGE=.*|\1_IMAGE=lobes-standin:test|; s|^LOBES_HF_CACHE=.*|LOBES_HF_CACHE=$HF|;
-	s|^COMPOSE_FILE=.*|COMPOSE_FILE=docker-compose.yml:docker-compose.test.yml|;
-	s|^COMPOSE_PROJECT_NAME=.*|COMPOSE_PROJECT_NAME=lobes-mtp|" "$D/.env"
-# the operator's own bytes: a comment and a line without a final newline
-printf '# the operator was here\nMY_NOTE="keep me"' >>"$D/.env"
-# overlay DRIFT: the stand-in's card, its speed and the MTP fault
-overlay() {
-	{
-		echo "services:"
-		for r in cortex senses; do
-			printf '  %s:\n    environment:\n' "$r"
-			printf '      STANDIN_CARD: spark\n      STANDIN_MEM_SCALE: "0.01"\n'
-			printf '      STANDIN_LOAD_MS: "200"\n      STANDIN_PROFILE_MS: "200"\n      STANDIN_WARMUP_MS: "100"\n'
-			printf '      STANDIN_TOKEN_MS: "20"\n      STANDIN_MTP_DRIFT: "%s"\n' "$1"
-			printf '    ulimits:\n      memlock: %s\n' "$(docker_memlock)"
-		done
-	} >"$D/docker-compose.test.yml"
-}
+# overlay DRIFT: the stand-in's token spacing and the MTP fault
+overlay() { xp_overlay 'STANDIN_TOKEN_MS: "20"' "STANDIN_MTP_DRIFT: \"$1\""; }
 overlay 0
-docker_compose_project lobes-mtp "$D/docker-compose.yml"
-(cd "$D" && compose up -d cortex senses >/dev/null 2>&1)
-_has_log() { (cd "$D" && compose logs --no-color "$1" 2>/dev/null) | grep -qF "$2"; }
-wait_for "$WAIT" _has_log cortex "Application startup complete."; ok $? "the cortex boots with MTP"
-wait_for "$WAIT" _has_log senses "Application startup complete."; ok $? "the senses boots"
-cid() { (cd "$D" && compose ps -q "$1" 2>/dev/null); }
+xp_up "with MTP"
 SENSES=$(cid senses)
 cp "$D/.env" "$TMP/env.orig"
 cp "$D/docker-compose.yml" "$TMP/compose.orig"
