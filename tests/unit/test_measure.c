@@ -8,6 +8,7 @@
 #include "testutil.h"
 #include "../../src/lib/measure/measure.h"
 #include "../../src/lib/measure/measure_int.h"
+#include "../../src/lib/util/fs.h"
 
 static void test_percentile(void **state)
 {
@@ -116,6 +117,35 @@ static void test_figures(void **state)
 	json_decref(b);
 }
 
+/* measure_spec_parse, its error freed; -1 when it failed (and said why). */
+static int spec_parse(const char *text, struct spec_counters *c)
+{
+	struct err *e = NULL;
+	int n = measure_spec_parse("m", text, c, &e);
+	assert_true(n < 0 ? e != NULL : e == NULL);
+	err_free(e);
+	return n;
+}
+
+/* The names are the ones recorded from vLLM's source, at every pinned
+ * commit (data/vllm/<commit>/metrics.txt: family, type, exposed name). */
+static void test_spec_names(void **state)
+{
+	(void)state;
+	const char *commits[] = { "93d8f834d", "5a4c8d992" };
+	for (size_t i = 0; i < 2; i++) {
+		_cleanup_free_ char *rel = xasprintf("data/vllm/%s/metrics.txt", commits[i]);
+		_cleanup_free_ char *path = src_path(rel);
+		size_t len;
+		_cleanup_free_ char *text = fs_read(path, 1 << 20, &len, NULL);
+		assert_non_null(text);
+		for (size_t k = 0; k < 3; k++) {
+			_cleanup_free_ char *want = xasprintf("\tcounter\t%s\t", measure_spec_names[k]);
+			assert_string_contains(text, want);
+		}
+	}
+}
+
 /* vLLM's spec-decode counters from Prometheus text: summed over label sets,
  * a '}' or space inside a quoted label value, comments skipped, a metric
  * whose name only starts the same not taken, absence is "not present",
@@ -135,24 +165,24 @@ static void test_spec_counters(void **state)
 		"vllm:spec_decode_num_accepted_tokens_created{engine=\"0\"} 1.7e9\n"
 		"vllm:spec_decode_num_drafts_totalx{engine=\"0\"} 5.0\n"
 		"vllm:generation_tokens_total{engine=\"0\"} 40.0\n";
-	assert_int_equal(measure_spec_parse(text, &c), 4);
+	assert_int_equal(spec_parse(text, &c), 4);
 	assert_true(c.present);
 	assert_true(c.drafts == 10 && c.draft_tokens == 24 && c.accepted == 13);
 	/* no label set, a timestamp after the value */
-	assert_int_equal(measure_spec_parse("vllm:spec_decode_num_draft_tokens_total 8 1700000000\n"
+	assert_int_equal(spec_parse("vllm:spec_decode_num_draft_tokens_total 8 1700000000\n"
 					    "vllm:spec_decode_num_accepted_tokens_total 6", &c), 2);
 	assert_true(c.present && c.draft_tokens == 8 && c.accepted == 6 && c.drafts == 0);
 	/* without speculative decoding vLLM registers none */
-	assert_int_equal(measure_spec_parse("vllm:generation_tokens_total{engine=\"0\"} 40.0\n", &c), 0);
+	assert_int_equal(spec_parse("vllm:generation_tokens_total{engine=\"0\"} 40.0\n", &c), 0);
 	assert_false(c.present);
-	assert_int_equal(measure_spec_parse("", &c), 0);
+	assert_int_equal(spec_parse("", &c), 0);
 	assert_false(c.present);
 	/* malformed: no value, an unclosed label set, a negative count, half the pair */
-	assert_int_equal(measure_spec_parse("vllm:spec_decode_num_draft_tokens_total{a=\"1\"}\n", &c), -1);
-	assert_int_equal(measure_spec_parse("vllm:spec_decode_num_draft_tokens_total{a=\"}\" 3\n", &c), -1);
-	assert_int_equal(measure_spec_parse("vllm:spec_decode_num_draft_tokens_total -3\n"
+	assert_int_equal(spec_parse("vllm:spec_decode_num_draft_tokens_total{a=\"1\"}\n", &c), -1);
+	assert_int_equal(spec_parse("vllm:spec_decode_num_draft_tokens_total{a=\"}\" 3\n", &c), -1);
+	assert_int_equal(spec_parse("vllm:spec_decode_num_draft_tokens_total -3\n"
 					    "vllm:spec_decode_num_accepted_tokens_total 1\n", &c), -1);
-	assert_int_equal(measure_spec_parse("vllm:spec_decode_num_draft_tokens_total 3\n", &c), -1);
+	assert_int_equal(spec_parse("vllm:spec_decode_num_draft_tokens_total 3\n", &c), -1);
 
 	struct spec_counters a = { true, 2, 4, 3 }, b = { true, 12, 24, 17 }, none = { 0 };
 	json_auto_t *d = measure_spec_delta(&a, &b);
@@ -173,6 +203,7 @@ int main(void)
 		cmocka_unit_test(test_percentile), cmocka_unit_test(test_summary),
 		cmocka_unit_test(test_prompt), cmocka_unit_test(test_shape),
 		cmocka_unit_test(test_figures), cmocka_unit_test(test_spec_counters),
+		cmocka_unit_test(test_spec_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

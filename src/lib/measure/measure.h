@@ -110,9 +110,12 @@ struct spec_counters {
 	bool present;
 	double drafts, draft_tokens, accepted;
 };
-/* Read them from Prometheus text: the number of samples read, or -1 when
- * one is malformed or draft tokens come without accepted ones. Pure. */
-int measure_spec_parse(const char *text, struct spec_counters *out);
+/* Their sample names: drafts, draft tokens, accepted tokens. */
+extern const char *const measure_spec_names[3];
+/* Read them from Prometheus text (what names it in an error): the number
+ * of samples read, or -1 with err (EXIT_RUNTIME) when the page is malformed,
+ * a count is negative, or draft tokens come without accepted ones. Pure. */
+int measure_spec_parse(const char *what, const char *text, struct spec_counters *out, struct err **err);
 /* GET origin/metrics and read them; -1 with err (EXIT_RUNTIME). */
 int measure_spec_decode(const char *origin, const char *bearer, double timeout_s,
 			struct spec_counters *out, struct err **err);

@@ -14,75 +14,63 @@
  * zero. Acceptance rate = accepted / draft tokens (vLLM's own log line
  * "SpecDecoding metrics: ... Draft acceptance rate" divides the same two).
  *
- * The Prometheus text format (one sample a line: NAME{LABELS} VALUE
- * [TIMESTAMP], '#' lines are comments) is read line by line; a label value
- * may hold '}' or spaces inside its quotes, so the label set is skipped
- * quote-aware. This is a reader of the engine's metrics for measure/ only:
- * what `lobes top` shows of an engine is runtime/'s business.
+ * The page is read by runtime/'s strict Prometheus text reader (prom_parse,
+ * the one lobes has); this file only picks the three counters out of it. The
+ * names are checked against data/vllm/<commit>/metrics.txt, recorded from
+ * vLLM's source, by tests/unit/test_measure.c.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../runtime/runtime.h"
 #include "../util/cleanup.h"
 #include "measure.h"
 #include "measure_int.h"
 
-static const char *const names[] = {
+const char *const measure_spec_names[3] = {
 	"vllm:spec_decode_num_drafts_total",
 	"vllm:spec_decode_num_draft_tokens_total",
 	"vllm:spec_decode_num_accepted_tokens_total",
 };
 
-/* Past a label set starting at p ('{'); NULL when it does not close. */
-static const char *skip_labels(const char *p, const char *end)
+struct pick {
+	struct spec_counters *out;
+	bool seen[3];
+	int samples;
+};
+
+static int on_sample(void *ud, const struct prom_sample *sm, struct err **err)
 {
-	bool quoted = false;
-	for (p++; p < end; p++) {
-		if (quoted && *p == '\\' && p + 1 < end)
-			p++;
-		else if (*p == '"')
-			quoted = !quoted;
-		else if (!quoted && *p == '}')
-			return p + 1;
+	struct pick *p = ud;
+	double *v[] = { &p->out->drafts, &p->out->draft_tokens, &p->out->accepted };
+	for (size_t i = 0; i < 3; i++) {
+		if (strcmp(sm->name, measure_spec_names[i]) != 0)
+			continue;
+		if (!isfinite(sm->v) || sm->v < 0)
+			return err_set(err, EXIT_RUNTIME, "line %u: %s is %g; expected a count", sm->line,
+				       measure_spec_names[i], sm->v);
+		*v[i] += sm->v;
+		p->seen[i] = true;
+		p->samples++;
 	}
-	return NULL;
+	return 0;
 }
 
-int measure_spec_parse(const char *text, struct spec_counters *out)
+int measure_spec_parse(const char *what, const char *text, struct spec_counters *out, struct err **err)
 {
-	double *v[] = { &out->drafts, &out->draft_tokens, &out->accepted };
-	bool seen[3] = { false, false, false };
-	int samples = 0;
+	struct pick p = { .out = out };
 	memset(out, 0, sizeof(*out));
-	for (const char *line = text; line && *line;) {
-		const char *nl = strchr(line, '\n');
-		const char *end = nl ? nl : line + strlen(line);
-		const char *next = nl ? nl + 1 : end;
-		if (*line == '#') {
-			line = next;
-			continue;
-		}
-		for (size_t i = 0; i < 3; i++) {
-			size_t n = strlen(names[i]);
-			if ((size_t)(end - line) <= n || strncmp(line, names[i], n) != 0 ||
-			    (line[n] != '{' && line[n] != ' '))
-				continue;
-			const char *p = line[n] == '{' ? skip_labels(line + n, end) : line + n;
-			char *stop;
-			double x = p ? strtod(p, &stop) : NAN;
-			if (!p || stop == p || !isfinite(x) || x < 0)
-				return -1;
-			*v[i] += x;
-			seen[i] = true;
-			samples++;
-		}
-		line = next;
+	if (prom_parse(what, text, strlen(text), on_sample, &p, err) < 0) {
+		memset(out, 0, sizeof(*out));
+		return -1;
 	}
-	out->present = seen[0] || seen[1] || seen[2];
-	if (out->present && !(seen[1] && seen[2]))
-		return -1; /* draft and accepted tokens come together */
-	return samples;
+	out->present = p.seen[0] || p.seen[1] || p.seen[2];
+	const char *const *n = measure_spec_names;
+	if (out->present && !(p.seen[1] && p.seen[2]))
+		return err_set(err, EXIT_RUNTIME, "%s: %s without %s", what, p.seen[1] ? n[1] : n[2],
+			       p.seen[1] ? n[2] : n[1]);
+	return p.samples;
 }
 
 int measure_spec_decode(const char *origin, const char *bearer, double timeout_s,
@@ -95,11 +83,8 @@ int measure_spec_decode(const char *origin, const char *bearer, double timeout_s
 		return -1;
 	if (status != 200)
 		return err_set(err, EXIT_RUNTIME, "'%s/metrics' answered %ld", origin, status);
-	if (measure_spec_parse(text, out) < 0)
-		return err_set(err, EXIT_RUNTIME, "'%s/metrics': a spec-decode counter is not a "
-						  "Prometheus sample (NAME{LABELS} VALUE), or draft "
-						  "tokens come without accepted tokens", origin);
-	return 0;
+	_cleanup_free_ char *what = xasprintf("'%s/metrics'", origin);
+	return measure_spec_parse(what, text, out, err) < 0 ? -1 : 0;
 }
 
 json_t *measure_spec_delta(const struct spec_counters *before, const struct spec_counters *after)
