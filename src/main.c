@@ -277,6 +277,8 @@ static const struct command commands[] = {
 	  "--apply` stops it before them; or systemd runs DIR/lobes-gateway@.service\n"
 	  "(written by `lobes init`; see its head) and serve/stop take --no-gateway.\n"
 	  "Settings in DIR/.env: LOBES_GATEWAY_MAX_BODY_BYTES (16 MiB),\n"
+	  "_MAX_BUFFERED_BYTES (256 MiB: request bodies and relay buffers of all\n"
+	  "connections together; 503 server_busy past it),\n"
 	  "_MAX_INFLIGHT and _MAX_INFLIGHT_<ROLE> (1024), _MAX_CONNECTIONS (4096),\n"
 	  "_CONNECT_TIMEOUT (5 s), _READ_TIMEOUT (600 s), _REQUEST_TIMEOUT (0: none),\n"
 	  "_IDLE_TIMEOUT (60 s), _DRAIN_TIMEOUT (30 s), _HEALTH_INTERVAL_MS (5000),\n"

@@ -70,6 +70,8 @@ struct gw_config {
 	char *key;       /* the API key (NULL: none); never printed, never forwarded */
 	char *key_source; /* "file /x/gateway.key" or ".env LOBES_GATEWAY_API_KEY" */
 	size_t max_body;          /* bytes, 413 past it */
+	size_t max_buffered;      /* bytes of request bodies and relay buffers, all
+				   * connections together; 503 server_busy past it */
 	int max_connections;
 	int workers;              /* LOBES_GATEWAY_WORKERS 1-64; 0: online CPUs, at most 8 */
 	int connect_timeout_s;    /* to an engine */

@@ -206,12 +206,15 @@ enum MHD_Result relay_start(struct req *q, struct MHD_Connection *c, struct gw_r
 	r->content_length = -1;
 	r->read_timeout_s = q->cfg->read_timeout_s;
 	buf_init(&r->data, 0);
+	r->max_buffered = q->cfg->max_buffered;
 	if (rt->body) {
 		r->body = TAKE_PTR(rt->body);
 		r->body_len = rt->body_len;
 	} else {
 		r->body_len = q->body.len;
 		r->body = buf_take(&q->body);
+		r->charged = q->charged; /* the relay gives it back when freed */
+		q->charged = 0;
 	}
 	const struct gw_peer *peer = gw_role_proxy_peer(q->cfg, rt->role);
 	r->url = peer ? proxy_url(peer, q->path) : xasprintf("http://127.0.0.1:%d%s", gr->port, q->path);

@@ -24,7 +24,9 @@ struct req {
 	char method[8];
 	char *path;
 	struct buf body;
+	size_t charged; /* bytes of body's allocation charged to the buffer budget */
 	bool too_big;
+	bool busy;      /* the buffer budget was spent while the body came in */
 	int role;     /* counted in role_inflight when >= 0 */
 	int log_role; /* the role named, for the access line */
 	int status;

@@ -73,6 +73,40 @@ static void new_id(struct gateway *g, struct MHD_Connection *c, char *out, size_
 	snprintf(out, n, "gw-%08llx%08llx", g->seed & 0xffffffffull, k);
 }
 
+/* 503 server_busy: the buffer budget (max_buffered) is spent. */
+static enum MHD_Result busy_error(struct req *q, struct MHD_Connection *c)
+{
+	_cleanup_free_ char *m = xasprintf(
+		"the gateway holds %zu bytes of requests and answers in flight, its limit "
+		"(LOBES_GATEWAY_MAX_BUFFERED_BYTES); retry later", q->cfg->max_buffered);
+	const char *h[] = { "Retry-After", GW_RETRY_AFTER, NULL };
+	return req_error(q, c, 503, "server_busy", "server_busy", m, NULL, h);
+}
+
+/* Append a piece of the request body, charging its allocation to the
+ * budget: past the body cap the request is too big, past the budget busy;
+ * either way what was buffered is freed and the rest is discarded. */
+static void body_add(struct gateway *g, struct req *q, const char *p, size_t n)
+{
+	if (q->too_big || q->busy)
+		return;
+	size_t grown = upstream_buf_grown(&q->body, n);
+	if (q->body.len + n > q->cfg->max_body)
+		q->too_big = true;
+	else if (grown > q->body.alloc &&
+		 !upstream_budget_take(&g->eng, grown - q->body.alloc, q->cfg->max_buffered))
+		q->busy = true;
+	else if (grown > q->body.alloc)
+		q->charged += grown - q->body.alloc;
+	if (q->too_big || q->busy) {
+		buf_free(&q->body);
+		upstream_budget_give(&g->eng, q->charged);
+		q->charged = 0;
+		return;
+	}
+	buf_add(&q->body, p, n);
+}
+
 /* The whole body is in: route it and relay it, or answer the error. */
 static enum MHD_Result dispatch(struct gateway *g, struct req *q, struct MHD_Connection *c)
 {
@@ -82,6 +116,8 @@ static enum MHD_Result dispatch(struct gateway *g, struct req *q, struct MHD_Con
 		return req_error(q, c, 413, "invalid_request_error", "request_too_large", m, NULL,
 				 NULL);
 	}
+	if (q->busy)
+		return busy_error(q, c);
 	struct gw_route rt;
 	if (gw_route_request(q->cfg, q->ep, buf_str(&q->body), q->body.len, &rt) < 0 &&
 	    !proxy_route_by_peer_id(g->pp, q->cfg, q->ep, buf_str(&q->body), q->body.len, &rt)) {
@@ -199,13 +235,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			q->too_big = true;
 			return dispatch(g, q, c);
 		}
+		if (upstream_budget_spent(&g->eng, q->cfg->max_buffered))
+			return busy_error(q, c);
 		return MHD_YES;
 	}
 	if (q->state == R_READ && *upload_size) {
-		if (!q->too_big && buf_add(&q->body, upload, *upload_size) < 0) {
-			q->too_big = true;
-			buf_free(&q->body);
-		}
+		body_add(g, q, upload, *upload_size);
 		*upload_size = 0;
 		return MHD_YES;
 	}
@@ -261,6 +296,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	gw_log_json(&g->log, line);
 	gw_config_unref(q->cfg);
 	buf_free(&q->body);
+	upstream_budget_give(&g->eng, q->charged);
 	free(q->path);
 	free(q);
 	__atomic_sub_fetch(&g->inflight, 1, __ATOMIC_SEQ_CST);

@@ -20,9 +20,19 @@
  * bounded by health_timeout_ms) and the pressure readings (once a second),
  * which every worker reads. Bytes from an engine are appended to the relay's
  * buffer and the client side is woken at once, so an SSE frame is on its
- * way to the client within one turn. A relay buffering more than HIGH_WATER
- * bytes for a slow client pauses its transfer until the client side drains
- * it below LOW_WATER.
+ * way to the client within one turn.
+ *
+ * Memory: a relay's buffer is bounded whatever the answer's length. The
+ * part the client has read is dropped before each append (the unread rest
+ * moved to the front once the read part is large), and a relay holding
+ * more than HIGH_WATER unread bytes for a slow client pauses its transfer
+ * (libcurl stops reading the engine's socket: the engine feels TCP
+ * back-pressure) until the client side drains it below LOW_WATER (relay.c).
+ * Every allocation of a relay buffer or a request body is charged to one
+ * budget shared by all workers (max_buffered): a relay that would grow
+ * past it pauses as for a slow client, and a request that finds it spent
+ * is answered 503 server_busy (server.c). So a stream of any length passes
+ * at the client's speed in flat memory.
  *
  * Client disconnects: each relay's client socket sits in an epoll set
  * (EPOLLRDHUP) that is part of the loop's set, so a client that goes away
@@ -45,6 +55,40 @@
 
 #define HIGH_WATER (256 * 1024)
 #define WHOLE_MAX (64 * 1024)
+/* the read part of a relay buffer is moved out once it is this large (or
+ * half the buffer): one memmove per ~COMPACT_AT bytes relayed */
+#define COMPACT_AT (64 * 1024)
+
+bool upstream_budget_take(struct upstream_shared *sh, size_t n, size_t budget)
+{
+	long long now = __atomic_add_fetch(&sh->buffered, (long long)n, __ATOMIC_RELAXED);
+	if (budget && now > (long long)budget) {
+		__atomic_sub_fetch(&sh->buffered, (long long)n, __ATOMIC_RELAXED);
+		return false;
+	}
+	return true;
+}
+
+void upstream_budget_give(struct upstream_shared *sh, size_t n)
+{
+	if (n)
+		__atomic_sub_fetch(&sh->buffered, (long long)n, __ATOMIC_RELAXED);
+}
+
+bool upstream_budget_spent(struct upstream_shared *sh, size_t budget)
+{
+	return budget && __atomic_load_n(&sh->buffered, __ATOMIC_RELAXED) >= (long long)budget;
+}
+
+size_t upstream_buf_grown(const struct buf *b, size_t n)
+{
+	if (b->len + n + 1 <= b->alloc)
+		return b->alloc;
+	size_t a = b->alloc ? b->alloc : 256;
+	while (a < b->len + n + 1)
+		a *= 2;
+	return a;
+}
 
 void relay_unref(struct relay *r)
 {
@@ -60,6 +104,7 @@ void relay_unref(struct relay *r)
 	free(r->body);
 	free(r->content_type);
 	buf_free(&r->data);
+	upstream_budget_give(r->up->sh, r->charged);
 	pthread_mutex_destroy(&r->mu);
 	free(r);
 }
@@ -168,14 +213,32 @@ static size_t on_data(char *p, size_t size, size_t n, void *ud)
 		pthread_mutex_unlock(&r->mu);
 		return 0; /* aborts the transfer */
 	}
-	if (r->data.len - r->rd > HIGH_WATER) {
+	size_t unread = r->data.len - r->rd;
+	if (unread > HIGH_WATER) {
 		r->paused = true;
 		pthread_mutex_unlock(&r->mu);
 		return CURL_WRITEFUNC_PAUSE;
 	}
-	if (r->rd && r->rd == r->data.len) {
-		r->data.len = 0;
+	if (r->rd && (r->rd == r->data.len || r->rd >= COMPACT_AT || r->rd > unread)) {
+		memmove(r->data.data, r->data.data + r->rd, unread);
+		r->data.len = unread;
+		r->data.data[unread] = '\0';
 		r->rd = 0;
+	}
+	size_t grown = upstream_buf_grown(&r->data, len);
+	if (grown > r->data.alloc) {
+		size_t more = grown - r->data.alloc;
+		/* past the budget: wait for the client to read what is here (a
+		 * body answered whole is bounded by WHOLE_MAX and never waits) */
+		if (!upstream_budget_take(r->up->sh, more, r->max_buffered)) {
+			if (unread && !r->whole) {
+				r->paused = true;
+				pthread_mutex_unlock(&r->mu);
+				return CURL_WRITEFUNC_PAUSE;
+			}
+			upstream_budget_take(r->up->sh, more, 0);
+		}
+		r->charged += more;
 	}
 	int rc = buf_add(&r->data, p, len);
 	if (!r->whole || (long long)r->data.len >= r->content_length)
@@ -245,63 +308,6 @@ static void end_relay(struct upstream *u, struct relay *r, CURLcode result)
 	wake(r);
 	pthread_mutex_unlock(&r->mu);
 	relay_unref(r);
-}
-
-static size_t discard(char *p, size_t s, size_t n, void *ud)
-{
-	(void)p, (void)ud;
-	return s * n;
-}
-
-static void health_poll(struct upstream *u, double now)
-{
-	struct gw_config *c = gw_live_get(u->sh->live);
-	for (int i = 0; i < ROLE__COUNT; i++) {
-		struct health_xfer *h = &u->health[i];
-		if (h->easy)
-			continue;
-		if (!c->roles[i].feasible) {
-			__atomic_store_n(&u->sh->ready[i], false, __ATOMIC_RELAXED);
-			continue;
-		}
-		h->kind = XFER_HEALTH;
-		h->role = i;
-		free(h->url);
-		h->url = xasprintf("http://127.0.0.1:%d/health", c->roles[i].port);
-		h->easy = curl_easy_init();
-		curl_easy_setopt(h->easy, CURLOPT_URL, h->url);
-		curl_easy_setopt(h->easy, CURLOPT_PRIVATE, h);
-		curl_easy_setopt(h->easy, CURLOPT_TIMEOUT_MS, (long)c->health_timeout_ms);
-		curl_easy_setopt(h->easy, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(h->easy, CURLOPT_WRITEFUNCTION, discard);
-		curl_multi_add_handle(u->multi, h->easy);
-	}
-	u->next_health = now + c->health_interval_ms;
-	gw_config_unref(c);
-}
-
-static void health_done(struct upstream *u, struct health_xfer *h, CURLcode res)
-{
-	long code = 0;
-	curl_easy_getinfo(h->easy, CURLINFO_RESPONSE_CODE, &code);
-	bool up = res == CURLE_OK && code == 200;
-	bool was = __atomic_exchange_n(&u->sh->ready[h->role], up, __ATOMIC_RELAXED);
-	curl_multi_remove_handle(u->multi, h->easy);
-	curl_easy_cleanup(h->easy);
-	h->easy = NULL;
-	if (was != up)
-		gw_log_json(u->sh->log, json_pack("{s:s, s:s, s:b}", "event", "health", "role",
-					 role_name((enum role_id)h->role), "ready", up));
-}
-
-static void pressure_tick(struct upstream *u)
-{
-	struct gw_pressure *p = &u->pressure;
-	gw_pressure_sample(p);
-	int s = p->swap_pct < 0 ? -1 : (int)(p->swap_pct * 100);
-	int io = p->iowait_pct < 0 ? -1 : (int)(p->iowait_pct * 100);
-	__atomic_store_n(&u->sh->swap_x100, s, __ATOMIC_RELAXED);
-	__atomic_store_n(&u->sh->iowait_x100, io, __ATOMIC_RELAXED);
 }
 
 /* Take the queues; start new relays, cancel detached ones, unpause. */
@@ -423,7 +429,7 @@ static void finished(struct upstream *u)
 		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&kind);
 		CURLcode res = m->data.result;
 		if (kind && *kind == XFER_HEALTH)
-			health_done(u, (struct health_xfer *)kind, res);
+			upstream_health_done(u, (struct health_xfer *)kind, res);
 		else if (kind)
 			end_relay(u, (struct relay *)kind, res);
 	}
@@ -447,9 +453,9 @@ static bool turn(void *ud, double *next)
 	finished(u);
 	now = gw_now_ms();
 	if (w->idx == 0 && now >= u->next_health)
-		health_poll(u, now);
+		upstream_health_poll(u, now);
 	if (w->idx == 0 && now >= u->next_pressure) {
-		pressure_tick(u);
+		upstream_pressure_tick(u);
 		u->next_pressure = now + 1000;
 	}
 	if (now >= u->next_stall_scan) {

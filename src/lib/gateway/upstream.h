@@ -61,6 +61,8 @@ struct relay {
 	size_t rd;
 	bool err_event_sent;
 	bool whole;               /* small non-SSE body of known length: answer once complete */
+	size_t max_buffered;      /* the budget (gw_config) this relay was started under */
+	size_t charged;           /* bytes of data's allocation charged to the budget */
 	/* engine side only */
 	double t_start, t_head, t_last_rx, t_done; /* monotonic ms */
 	unsigned slot, gen;
@@ -80,7 +82,19 @@ struct upstream_shared {
 	struct gw_log *log;          /* health events */
 	bool ready[ROLE__COUNT];     /* atomic; worker 0 polls them */
 	int swap_x100, iowait_x100;  /* atomic; -1 unknown; worker 0 reads them */
+	long long buffered;          /* atomic: bytes allocated for request bodies and
+				      * relay buffers, charged against max_buffered */
 };
+
+/* The buffer budget shared by all connections: take n bytes (false, and
+ * nothing taken, when that would pass budget), give them back. */
+bool upstream_budget_take(struct upstream_shared *sh, size_t n, size_t budget);
+void upstream_budget_give(struct upstream_shared *sh, size_t n);
+/* Is the budget spent (a new request would find no room)? */
+bool upstream_budget_spent(struct upstream_shared *sh, size_t budget);
+/* What a buf (util/buf.h) would allocate to hold len + n bytes: its
+ * current allocation when they fit, else the next power-of-two step. */
+size_t upstream_buf_grown(const struct buf *b, size_t n);
 
 /* The engine side of one worker. */
 struct upstream {
@@ -119,5 +133,14 @@ void upstream_cancel_all(struct upstream *u);
 /* Poll the engines' /health at once (after a reload). */
 void upstream_poll_now(struct upstream *u);
 void relay_unref(struct relay *r);
+
+/* ---- health.c: worker 0's background readings (loop only) ---- */
+
+/* Start a /health poll of each feasible role not being polled. */
+void upstream_health_poll(struct upstream *u, double now);
+/* A poll ended: set ready[] (a change is logged) and free the transfer. */
+void upstream_health_done(struct upstream *u, struct health_xfer *h, CURLcode res);
+/* Read swap and iowait into the shared readings. */
+void upstream_pressure_tick(struct upstream *u);
 
 #endif

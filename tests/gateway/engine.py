@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""tests/gateway/engine.py — a tiny scripted engine for the gateway's tests
+(a test double, loopback only): it answers GET /health and GET /v1/models
+with 200, and any POST with what its options script.
+
+    engine.py [--port N] [--big BYTES] [--head-delay S] [--body-delay S]
+
+--big BYTES   the POST answer is an SSE stream of BYTES bytes (1 KiB frames
+              `data: NNNNNNNN xxx…\\n\\n`, numbered from 0), written as fast
+              as the socket takes it (so a slow reader makes the relay hold
+              or push back); slowread.py checks it.
+--head-delay  seconds before the answer's head (a long prefill)
+--body-delay  seconds between the head and the body (a stall)
+Otherwise the POST answer is a small chat completion.
+It prints `port N` once listening (port 0: any free one) and runs until
+killed.
+"""
+import argparse
+import http.server
+import socketserver
+import sys
+import time
+
+FRAME = 1024
+
+
+def frame(i):
+    head = b"data: %08d " % i
+    return head + b"x" * (FRAME - len(head) - 2) + b"\n\n"
+
+
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+    def small(self, code, body):
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        self.small(200, b'{"object":"list","data":[]}' if self.path == "/v1/models" else b"{}")
+
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        while n > 0:
+            got = self.rfile.read(min(n, 65536))
+            if not got:
+                return
+            n -= len(got)
+        time.sleep(A.head_delay)
+        if not A.big:
+            self.small(200, b'{"id":"e","object":"chat.completion","choices":[{"index":0,'
+                       b'"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}')
+            return
+        frames = A.big // FRAME
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Length", str(frames * FRAME))
+        self.end_headers()
+        self.wfile.flush()
+        time.sleep(A.body_delay)
+        batch = 64
+        for i in range(0, frames, batch):
+            self.wfile.write(b"".join(frame(k) for k in range(i, min(i + batch, frames))))
+
+
+class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+p = argparse.ArgumentParser()
+p.add_argument("--port", type=int, default=0)
+p.add_argument("--big", type=int, default=0)
+p.add_argument("--head-delay", type=float, default=0)
+p.add_argument("--body-delay", type=float, default=0)
+A = p.parse_args()
+srv = S(("127.0.0.1", A.port), H)
+print("port %d" % srv.server_address[1], flush=True)
+try:
+    srv.serve_forever()
+except KeyboardInterrupt:
+    sys.exit(0)

@@ -1,0 +1,40 @@
+# tests/gateway/lib.sh — the scripted engine (engine.py) for the gateway's
+# shell tests; source after tests/gateway_lib.sh.
+#
+#   eng_start [engine.py args...]   start one on a free port; sets ENG_PORT,
+#       ENG_PID (killed when the test exits)
+#   eng_env DIR PORT [lines...]     a deploy dir whose cortex is on PORT
+#       (the other roles infeasible), with extra .env lines
+#   gw_hwm_kb                       the gateway's peak RSS (VmHWM) in kB
+ENG_PIDS=""
+trap 'gw_stop_all; for p in $ENG_PIDS; do kill -CONT "$p"; kill "$p"; done 2>/dev/null; rm -rf "$TMP"' EXIT
+command -v python3 >/dev/null || skip_all "python3 is not installed"
+
+eng_start() {
+	local out=$TMP/eng.$RANDOM i
+	python3 "$SRC/tests/gateway/engine.py" "$@" >"$out" 2>&1 &
+	ENG_PID=$!
+	ENG_PIDS="$ENG_PIDS $ENG_PID"
+	for i in $(seq "$TEST_POLLS"); do
+		ENG_PORT=$(sed -n 's/^port //p' "$out")
+		[ -n "$ENG_PORT" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+eng_env() {
+	local dir=$1 port=$2
+	shift 2
+	mkdir -p "$dir"
+	{
+		printf 'LOBES_PROFILE=thor\nLOBES_CARD=thor\n'
+		printf 'CORTEX_FEASIBLE=true\nCORTEX_PORT=%s\nCORTEX_MODEL=x/cortex\n' "$port"
+		printf '%s_FEASIBLE=false\n' SENSES HAND EMBEDDER RERANKER
+		printf 'LOBES_GATEWAY_HEALTH_INTERVAL_MS=200\n'
+		printf '%s\n' "$@"
+	} >"$dir/.env"
+	chmod 600 "$dir/.env"
+}
+
+gw_hwm_kb() { sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$GW_PID/status"; }
