@@ -10,9 +10,10 @@
  *   upstream  upstream.c — the engine client (upstream.h)
  *   relay     answer.c relay.c — one client request and its relay (relay.h)
  *   proxy     proxy.c — the readiness of roles proxied to peers (proxy.h)
- *   server    server.c — the HTTP front: intake, checks, local answers;
- *             start, reload, drain; observe.c — what it counts (metrics.c,
- *             metrics_expo.c, a layer above the log) and its own views
+ *   server    server.c intake.c — the HTTP front: intake (framing, early
+ *             errors), checks, local answers; start, reload, drain;
+ *             observe.c — what it counts (metrics.c, metrics_expo.c, a
+ *             layer above the log) and its own views
  *
  * A lower layer tells a higher one something only through what the higher
  * one registered: the loop runs the engine side through worker_ops, the
@@ -29,6 +30,7 @@
 #define LOBES_GATEWAY_INTERNAL_H
 
 #include "proxy.h"
+#include "intake.h"
 #include "relay.h"
 
 /* One worker: its loop, its engine side, and the gateway they serve (the

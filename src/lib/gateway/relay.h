@@ -15,6 +15,9 @@
 
 enum req_state { R_READ, R_WAIT, R_RESP };
 
+/* an error decided at the head, answered once the body is in (intake.c) */
+enum req_early { EARLY_NONE, EARLY_NOT_FOUND, EARLY_METHOD, EARLY_AUTH };
+
 struct req {
 	struct upstream *up; /* the engine side of the worker that accepted it */
 	char id[48];
@@ -24,9 +27,11 @@ struct req {
 	char method[8];
 	char *path;
 	struct buf body;
+	size_t received; /* body bytes read so far (all of them, kept or not) */
 	size_t charged; /* bytes of body's allocation charged to the buffer budget */
 	bool too_big;
 	bool busy;      /* the buffer budget was spent while the body came in */
+	enum req_early early;
 	int role;     /* counted in role_inflight when >= 0 */
 	int log_role; /* the role named, for the access line */
 	int status;

@@ -8,6 +8,9 @@
  * others bind that one.
  *
  * A request goes through, in this order:
+ *   0. the framing of its body (intake.c): 400 invalid_framing, 501
+ *      unsupported_transfer_encoding, answered at once (the connection
+ *      then closes);
  *   1. endpoint and method: 404 not_found, 405 (+ Allow);
  *   2. the key, unless the route is keyless (/health, /capabilities; and
  *      /metrics, /status, /ui unless LOBES_GATEWAY_METRICS_AUTH=key): 401
@@ -27,8 +30,12 @@
  *   9. the relay to the engine or the peer (relay.c: the upstream request,
  *      and the answer pulled from the relay buffer).
  *
- * Header and URL size are bounded by MHD's per-connection memory (431/414
- * from MHD), idle connections by MHD's connection timeout. Every request
+ * Errors 1-2 and the local answers 3 are decided at the head and answered
+ * once the body is in (read and dropped), so the connection stays open
+ * (MHD 0.9.75 closes it after an answer queued from the head); 4 and the
+ * buffer budget (503 server_busy) are answered at the head. Header and URL
+ * size are bounded by MHD's per-connection memory (431/414 from MHD), idle
+ * connections by MHD's connection timeout. Every request
  * ends in one JSON access line: id, method, path, role, status, bytes,
  * upstream ms (to the engine's head), total ms, outcome, and the trace id
  * of a client's traceparent (trace.c). No bodies, no keys.
@@ -188,6 +195,38 @@ static enum MHD_Result local_answer(struct gateway *g, struct req *q, struct MHD
 			  NULL);
 }
 
+/* The head of a new request: the framing, then the checks that need no
+ * body. Errors that leave the connection usable are kept for the end of the
+ * body (intake.c); only a framing error, a body past the cap or a spent
+ * buffer budget is answered at once (MHD then closes the connection). */
+static enum MHD_Result on_head(struct gateway *g, struct req *q, struct MHD_Connection *c,
+			       const char *url, const char *method)
+{
+	bool answered;
+	enum MHD_Result rc = intake_framing(q, c, &answered);
+	if (answered)
+		return rc;
+	bool method_ok;
+	q->ep = gw_endpoint_of(method, url, &method_ok);
+	if (q->ep == GW_EP_NONE)
+		q->early = EARLY_NOT_FOUND;
+	else if (!method_ok)
+		q->early = EARLY_METHOD;
+	else if (gw_endpoint_needs_key(q->cfg, q->ep) &&
+		 !gw_auth_ok(q->cfg, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization")))
+		q->early = EARLY_AUTH;
+	if (q->early || !gw_endpoint_proxied(q->ep))
+		return MHD_YES;
+	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+	if (cl && strtoull(cl, NULL, 10) > q->cfg->max_body) {
+		q->too_big = true;
+		return dispatch(g, q, c);
+	}
+	if (upstream_budget_spent(&g->eng, q->cfg->max_buffered))
+		return busy_error(q, c);
+	return MHD_YES;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version, const char *upload,
 				  size_t *upload_size, void **con_cls)
@@ -209,41 +248,26 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		snprintf(q->method, sizeof(q->method), "%s", method);
 		q->path = xasprintf("%.512s", url);
 		buf_init(&q->body, q->cfg->max_body);
-		bool method_ok;
-		q->ep = gw_endpoint_of(method, url, &method_ok);
-		if (q->ep == GW_EP_NONE)
-			return req_error(q, c, 404, "invalid_request_error", "not_found",
-					 "no such route", NULL, NULL);
-		if (!method_ok) {
-			const char *h[] = { "Allow", gw_endpoint_proxied(q->ep) ? "POST" : "GET, HEAD",
-					    NULL };
-			return req_error(q, c, 405, "invalid_request_error", "method_not_allowed",
-					 "method not allowed on this route", NULL, h);
-		}
-		if (gw_endpoint_needs_key(q->cfg, q->ep) &&
-		    !gw_auth_ok(q->cfg, MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-								    "Authorization"))) {
-			const char *h[] = { "WWW-Authenticate", "Bearer", NULL };
-			return req_error(q, c, 401, "invalid_request_error", "invalid_api_key",
-					 "invalid or missing API key (Authorization: Bearer KEY)",
-					 NULL, h);
-		}
-		if (!gw_endpoint_proxied(q->ep))
-			return local_answer(g, q, c);
-		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-		if (cl && strtoull(cl, NULL, 10) > q->cfg->max_body) {
-			q->too_big = true;
-			return dispatch(g, q, c);
-		}
-		if (upstream_budget_spent(&g->eng, q->cfg->max_buffered))
-			return busy_error(q, c);
-		return MHD_YES;
+		return on_head(g, q, c, url, method);
 	}
 	if (q->state == R_READ && *upload_size) {
-		body_add(g, q, upload, *upload_size);
-		*upload_size = 0;
+		q->received += *upload_size;
+		if (q->received > q->cfg->max_body) {
+			/* only a chunked body gets here (a Content-Length past the
+			 * cap was answered at the head): MHD 0.9.75 cannot answer
+			 * while a body comes in, so the connection is closed */
+			q->outcome = "request_too_large";
+			return MHD_NO;
+		}
+		if (!q->early && gw_endpoint_proxied(q->ep))
+			body_add(g, q, upload, *upload_size);
+		*upload_size = 0; /* a body no route reads is dropped as it comes */
 		return MHD_YES;
 	}
+	if (q->state == R_READ && q->early)
+		return intake_answer_early(q, c);
+	if (q->state == R_READ && !gw_endpoint_proxied(q->ep))
+		return local_answer(g, q, c);
 	if (q->state == R_READ)
 		return dispatch(g, q, c);
 	if (q->state == R_WAIT)
