@@ -280,6 +280,9 @@ static int env_setting(struct gw_config *c, const struct env_file *e, const char
 	INT_KEY("LOBES_GATEWAY_MAX_BODY_BYTES", 1024, 1L << 30, max_body);
 	INT_KEY("LOBES_GATEWAY_MAX_CONNECTIONS", 1, 65536, max_connections);
 	INT_KEY("LOBES_GATEWAY_MAX_BUFFERED_BYTES", 1L << 20, 1L << 40, max_buffered);
+	INT_KEY("LOBES_GATEWAY_MAX_CONNECTIONS_PER_ADDRESS", 1, 65536, max_conn_per_addr);
+	INT_KEY("LOBES_GATEWAY_HEADER_TIMEOUT", 1, 3600, header_timeout_s);
+	INT_KEY("LOBES_GATEWAY_MIN_UPLOAD_RATE", 0, 1L << 30, min_upload_rate);
 	INT_KEY("LOBES_GATEWAY_CONNECT_TIMEOUT", 1, 3600, connect_timeout_s);
 	INT_KEY("LOBES_GATEWAY_READ_TIMEOUT", 1, 86400, read_timeout_s);
 	INT_KEY("LOBES_GATEWAY_REQUEST_TIMEOUT", 0, 86400, request_timeout_s);
@@ -411,6 +414,9 @@ struct gw_config *gw_config_load(const char *dir, const struct gw_overrides *o, 
 	c->max_body = 16u << 20;
 	c->max_connections = 4096;
 	c->max_buffered = 256u << 20;
+	c->max_conn_per_addr = 1024;
+	c->header_timeout_s = 10;
+	c->min_upload_rate = 1024;
 	c->connect_timeout_s = 5;
 	c->read_timeout_s = 600;
 	c->request_timeout_s = 0;

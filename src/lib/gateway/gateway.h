@@ -72,7 +72,10 @@ struct gw_config {
 	size_t max_body;          /* bytes, 413 past it */
 	size_t max_buffered;      /* bytes of request bodies and relay buffers, all
 				   * connections together; 503 server_busy past it */
-	int max_connections;
+	int max_connections;      /* open client connections, all workers; past it refused */
+	int max_conn_per_addr;    /* open client connections from one address */
+	int header_timeout_s;     /* a new connection's first request head must be whole by then */
+	int min_upload_rate;      /* bytes/s a request body must keep up (over 5 s windows) */
 	int workers;              /* LOBES_GATEWAY_WORKERS 1-64; 0: online CPUs, at most 8 */
 	int connect_timeout_s;    /* to an engine */
 	int read_timeout_s;       /* an engine silent this long ends the request */

@@ -10,10 +10,11 @@
  *   upstream  upstream.c — the engine client (upstream.h)
  *   relay     answer.c relay.c — one client request and its relay (relay.h)
  *   proxy     proxy.c — the readiness of roles proxied to peers (proxy.h)
- *   server    server.c intake.c — the HTTP front: intake (framing, early
- *             errors), checks, local answers; start, reload, drain;
- *             observe.c — what it counts (metrics.c, metrics_expo.c, a
- *             layer above the log) and its own views
+ *   server    server.c intake.c conns.c — the HTTP front: intake (framing,
+ *             early errors), connection limits and deadlines, checks, local
+ *             answers; start, reload, drain; observe.c — what it counts
+ *             (metrics.c, metrics_expo.c, a layer above the log) and its
+ *             own views
  *
  * A lower layer tells a higher one something only through what the higher
  * one registered: the loop runs the engine side through worker_ops, the
@@ -30,6 +31,7 @@
 #define LOBES_GATEWAY_INTERNAL_H
 
 #include "proxy.h"
+#include "conns.h"
 #include "intake.h"
 #include "relay.h"
 
@@ -39,6 +41,11 @@ struct gw_lane {
 	struct gateway *g;
 	struct worker loop;
 	struct upstream up;
+	struct gw_conn_list conns; /* its open client connections (conns.c) */
+	double next_scan;          /* their deadlines are checked then (ms) */
+	double refused_logged;     /* when refusals were last logged (ms) */
+	int refused;               /* connections refused since */
+	const char *refused_why;
 };
 
 #define GW_WORKERS_MAX 64
@@ -58,6 +65,7 @@ struct gateway {
 	bool draining;
 	struct peer_poll *pp; /* proxy.c: readiness of roles proxied to peers */
 	struct gw_metrics *metrics; /* metrics.h: counted by observe.c */
+	struct gw_conn_table conns; /* open connections per client address (conns.c) */
 };
 
 /* ---- observe.c: the server layer's observations (metrics.h) ---- */
@@ -68,5 +76,17 @@ void gw_observe_done(struct gateway *g, struct req *q, enum MHD_RequestTerminati
 json_t *gw_status_json(struct gateway *g, const struct gw_config *c);
 /* Answer /metrics, /status or /ui. */
 enum MHD_Result gw_observe_answer(struct gateway *g, struct req *q, struct MHD_Connection *c);
+
+/* ---- conns.c: the connection callbacks of a lane (cls/ud: the lane) ---- */
+
+/* MHD's accept policy: refuse past the connection or per-address limit. */
+enum MHD_Result gw_conn_accept(void *cls, const struct sockaddr *sa, socklen_t len);
+/* MHD's connection start/close: the lane's list and the shared counts. */
+void gw_conn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+		    enum MHD_ConnectionNotificationCode toe);
+/* The record of c (NULL before its start). */
+struct gw_conn *gw_conn_of(struct MHD_Connection *c);
+/* The loop's front timer: the deadlines of the lane's connections. */
+double gw_conn_timers(void *ud, double now);
 
 #endif

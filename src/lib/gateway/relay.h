@@ -28,6 +28,8 @@ struct req {
 	char *path;
 	struct buf body;
 	size_t received; /* body bytes read so far (all of them, kept or not) */
+	double win_t;     /* the upload-rate window: when it began (ms), */
+	size_t win_bytes; /* and received then (conns.c) */
 	size_t charged; /* bytes of body's allocation charged to the buffer budget */
 	bool too_big;
 	bool busy;      /* the buffer budget was spent while the body came in */

@@ -248,6 +248,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		snprintf(q->method, sizeof(q->method), "%s", method);
 		q->path = xasprintf("%.512s", url);
 		buf_init(&q->body, q->cfg->max_body);
+		q->win_t = q->t0;
+		struct gw_conn *k = gw_conn_of(c);
+		if (k)
+			k->q = q;
 		return on_head(g, q, c, url, method);
 	}
 	if (q->state == R_READ && *upload_size) {
@@ -278,7 +282,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
-	(void)c;
 	struct gw_lane *l = cls;
 	struct gateway *g = l->g;
 	struct req *q = *con_cls;
@@ -286,6 +289,12 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		return;
 	*con_cls = NULL;
 	gw_observe_done(g, q, toe);
+	struct gw_conn *k = gw_conn_of(c);
+	if (k && k->q == q) { /* the wait for the next head begins */
+		k->q = NULL;
+		k->served = true;
+		k->t_wait = gw_now_ms();
+	}
 	double up_ms = -1;
 	if (q->relay) {
 		struct relay *r = q->relay;
@@ -370,16 +379,19 @@ static bool port_free(const struct sockaddr_storage *sa, socklen_t len)
 static struct MHD_Daemon *start_daemon(struct gw_lane *l, const struct gw_config *cfg,
 				       const struct sockaddr_storage *sa, bool reuse)
 {
-	unsigned limit = (unsigned)((cfg->max_connections + l->g->n_workers - 1) / l->g->n_workers);
+	/* the connection limits are the gateway's (gw_conn_accept: refused,
+	 * never backlogged); MHD's own is above any value of the setting, so
+	 * the daemon never stops accepting */
 	unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
 			 (sa->ss_family == AF_INET6 ? MHD_USE_IPv6 : 0);
-	return MHD_start_daemon(flags, 0, NULL, NULL, on_request, l, MHD_OPTION_EXTERNAL_LOGGER,
-				mhd_log, l->g, MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)sa,
-				MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)(reuse ? 1 : 0),
-				MHD_OPTION_CONNECTION_LIMIT, limit,
+	return MHD_start_daemon(flags, 0, gw_conn_accept, l, on_request, l,
+				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, l->g, MHD_OPTION_SOCK_ADDR,
+				(const struct sockaddr *)sa, MHD_OPTION_LISTENING_ADDRESS_REUSE,
+				(unsigned)(reuse ? 1 : 0), MHD_OPTION_CONNECTION_LIMIT, 65536u + 64u,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->idle_timeout_s,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY,
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, l,
+				MHD_OPTION_NOTIFY_CONNECTION, gw_conn_notify, l,
 				MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_END);
 }
 
@@ -412,6 +424,7 @@ struct gateway *gateway_start(struct gw_config *cfg, gw_log_fn log, void *log_ud
 	g->eng.log = &g->log;
 	g->eng.swap_x100 = g->eng.iowait_x100 = -1;
 	g->metrics = gw_metrics_new();
+	conn_table_init(&g->conns);
 	struct addrinfo hints = { .ai_flags = AI_PASSIVE | AI_NUMERICSERV, .ai_socktype = SOCK_STREAM };
 	struct addrinfo *ai = NULL;
 	char port[16];
@@ -452,6 +465,8 @@ struct gateway *gateway_start(struct gw_config *cfg, gw_log_fn log, void *log_ud
 			g->port = di && di->port ? di->port : cfg->port;
 			set_port(&sa, g->port);
 		}
+		w->front = gw_conn_timers;
+		w->front_ud = l;
 		if (worker_launch(w, &upstream_loop_ops, &l->up, err) < 0)
 			goto fail;
 	}
@@ -461,6 +476,7 @@ struct gateway *gateway_start(struct gw_config *cfg, gw_log_fn log, void *log_ud
 fail:
 	if (g->lanes)
 		stop_workers(g);
+	conn_table_destroy(&g->conns);
 	gw_live_destroy(&g->live);
 	gw_log_destroy(&g->log);
 	gw_metrics_free(g->metrics);
@@ -516,6 +532,7 @@ int gateway_drain_and_stop(struct gateway *g)
 	stop_workers(g);
 	proxy_poll_stop(g->pp);
 	g->pp = NULL;
+	conn_table_destroy(&g->conns);
 	gw_live_destroy(&g->live);
 	gw_log_destroy(&g->log);
 	gw_metrics_free(g->metrics);

@@ -13,7 +13,8 @@
  *
  * The loop waits in one epoll set: its wake eventfd, MHD's epoll fd, and
  * what the layer above adds (the engine sockets, the client-disconnect
- * set). Each turn: ops->turn (queued work and timers), then the ready
+ * set). Each turn: ops->turn (queued work and timers), the front's timers
+ * (w->front: the HTTP front's connection deadlines), then the ready
  * events (ops->event for those not the loop's own), ops->settle, then
  * MHD_run when MHD's fd is ready, its timeout is due, or a connection was
  * resumed (worker_kick: MHD 0.9.75 has no wake-up channel in external mode,
@@ -113,6 +114,11 @@ static void *worker_main(void *arg)
 		if (w->ops->turn(w->ud, &next))
 			break;
 		double now = gw_now_ms();
+		if (w->front) {
+			double f = w->front(w->front_ud, now);
+			if (f < next)
+				next = f;
+		}
 		/* MHD: a timeout of 0 means connections hold data it has not
 		 * processed yet; otherwise the earliest idle timeout */
 		MHD_UNSIGNED_LONG_LONG mhd_ms = 0;

@@ -40,6 +40,10 @@ struct worker {
 	struct MHD_Daemon *d; /* set by the caller before worker_launch */
 	const struct worker_ops *ops;
 	void *ud;
+	/* the HTTP front's timers (set before worker_launch, may be NULL): run
+	 * each turn after ops->turn; returns when it is due again (ms) */
+	double (*front)(void *front_ud, double now);
+	void *front_ud;
 	pthread_t th;
 	pthread_t self; /* th, as the thread itself stores it (worker_on_loop) */
 	bool running;  /* the thread has been started and not joined */
