@@ -148,7 +148,7 @@ static const struct command commands[] = {
 	  "  --ready-wait S      bound on the final wait for /health (default 1800)\n"
 	  "  --poll-ms N         how often to look (default 500)\n"
 	  "  --mode M            one-at-a-time or together (default: LOBES_BRINGUP of .env)\n" },
-	{ "status", cmd_status, "lobes status [--fleet] [--json]",
+	{ "status", cmd_status, "lobes status [--fleet | --watch] [--json]",
 	  "show each role's container state, health, port, model and uptime",
 	  "Read-only, no detection. Reads the deploy dir's .env (profile, roles,\n"
 	  "<ROLE>_FEASIBLE, _PORT, _MODEL) and asks the Docker Engine (DOCKER_HOST\n"
@@ -165,7 +165,21 @@ static const struct command commands[] = {
 	  "                peers.yaml are asked for /capabilities; one table, role x box:\n"
 	  "                ready / not ready / proxied>BOX / refer>BOX / infeasible, with\n"
 	  "                each box's profile and detected card (exit 1 when a box does\n"
-	  "                not answer)\n" },
+	  "                not answer)\n"
+	  "  --watch       the live view of `lobes top` (refreshed every second, q quits)\n" },
+	{ "top", cmd_top, "lobes top [--once] [--interval S] [--json]",
+	  "the fleet as it runs: load, KV cache, tokens/s, MTP acceptance, memory",
+	  "Read-only. A terminal dashboard (plain ANSI), refreshed until q or Ctrl-C: per\n"
+	  "feasible role its container state, READY (GET /health 200), and from its\n"
+	  "engine's GET /metrics (the names its image's vLLM registers, docs/observe.md)\n"
+	  "requests running and waiting, KV-cache use, prompt and generation tokens/s,\n"
+	  "MTP acceptance; a role not ready shows why (the cause triage names in its\n"
+	  "log). The box: MemAvailable, MemFree (what the bring-up gate reads), swap,\n"
+	  "iowait, /proc/pressure/io. Requests are bounded (2 s). Off a terminal, or with\n"
+	  "--once or --json: one snapshot of two looks an interval apart (rates known).\n"
+	  "Exit 0; 3 when the deploy dir has no .env.\n"
+	  "  --once        one snapshot, even on a terminal\n"
+	  "  --interval S  seconds between refreshes (0.2 to 60; default 1)\n" },
 	{ "probe", cmd_probe, "lobes probe [--timeout SECS] [--fleet | --via-gateway] [--json] [ROLE...]",
 	  "ask each running role a question with a known answer (all at once)",
 	  "Read-only. Probes every feasible role of the deploy dir's .env (or the ROLEs\n"

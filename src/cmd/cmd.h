@@ -95,5 +95,6 @@ CMD(bench);
 CMD(eval);
 CMD(completion);
 CMD(switch);
+CMD(top);
 
 #endif

@@ -218,14 +218,22 @@ static void print_text(const struct ctx *ctx, const json_t *res)
 CMD(status)
 {
 	static const struct option opts[] = { { "fleet", no_argument, NULL, 'f' },
+					      { "watch", no_argument, NULL, 'w' },
 					      { NULL, 0, NULL, 0 } };
 	int c;
-	bool fleet = false;
+	bool fleet = false, watch = false;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (c != 'f')
+		if (c == 'w')
+			watch = true;
+		else if (c == 'f')
+			fleet = true;
+		else
 			return cmd_usage_error(ctx, "unknown option");
-		fleet = true;
 	}
+	if (watch && (fleet || optind < argc))
+		return cmd_usage_error(ctx, "--watch takes no other option here");
+	if (watch) /* the live view: src/cmd/top.c */
+		return cmd_top(1, argv, ctx);
 	if (optind < argc)
 		return cmd_usage_error(ctx, "unexpected argument '%s'", argv[optind]);
 	if (fleet) /* every box in peers.yaml: src/cmd/fleet.c */

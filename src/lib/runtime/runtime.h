@@ -15,4 +15,5 @@
 #include "gateway_proc.h"
 #include "memory.h"
 #include "serve_ops.h"
+#include "view.h"
 #endif
