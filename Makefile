@@ -5,6 +5,8 @@
 #   make asan    build and test with AddressSanitizer + UBSan (in build-asan/)
 #   make goldens regenerate tests/goldens/ from the shipped profiles (compose, and k8s/)
 #   make image   build the lobes image (FROM scratch) on the docker at DOCKER_HOST
+#   make coverage  line and branch coverage of src/lib/ (gcovr, build-cov/; docs/testing.md)
+#   make mutate    mutation score of the core rooms (build-mut/; after make coverage)
 #   make install   the binary, man page and bash/zsh/fish completions under
 #                  $(DESTDIR)$(PREFIX) (PREFIX=/usr/local); make uninstall
 #
