@@ -77,7 +77,7 @@ static const struct command commands[] = {
 	  "                profile; --lobes-image, --hf-cache-claim as for render): the\n"
 	  "                same dry-run diff, and with --apply each directory of the tree\n"
 	  "                as one commit under the deploy dir's lock (docs/kubernetes.md)\n" },
-	{ "doctor", cmd_doctor, "lobes doctor [--profile P] [--image-probe] [--kubernetes DIR] [--json]",
+	{ "doctor", cmd_doctor, "lobes doctor [--profile P] [--image-probe] [--kubernetes DIR] [--fix [--apply]] [--json]",
 	  "check the deploy dir against this box before a boot (read-only)",
 	  "One line per finding (ok, info, warning, error), then what to do. Checks:\n"
 	  "  profile       the profile in use and why; a warning when it is not\n"
@@ -118,6 +118,18 @@ static const struct command commands[] = {
 	  "                  kubernetes-secrets (none in the ConfigMap or an env literal),\n"
 	  "                  kubernetes-render (the files equal the render) and\n"
 	  "                  kubernetes-restart (a restarted sidecar does not wait)\n"
+	  "  --fix           the heal plan for the findings with one safe fix, each with\n"
+	  "                  the finding id it heals, then a diff (dry run): a missing\n"
+	  "                  compose file or unit (written as `lobes init` renders it), a\n"
+	  "                  missing .env key (appended with its rendered value), a\n"
+	  "                  placeholder or empty value (the rendered value, on the line\n"
+	  "                  the finding names), an unregistered VLLM_* line of .env\n"
+	  "                  (commented out, not deleted), a stale .lobes-journal\n"
+	  "                  (finished); the findings left are listed. No other line\n"
+	  "                  of .env changes. Exit 0 when the plan is made\n"
+	  "  --apply         with --fix: write the plan as one atomic commit (the\n"
+	  "                  replaced .env kept as .env.bak.N); refused, nothing\n"
+	  "                  written, when a file changed since the plan\n"
 	  "environment: LOBES_DOCKER (docker CLI, default docker), LOBES_COMPOSE (the\n"
 	  "compose command), HF_HUB_CACHE/HF_HOME (checkpoints), those of `lobes detect`.\n"
 	  "Exit 1 when a check found an error, 0 otherwise, 3 when there is no deploy\n"

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "../util/cleanup.h"
+#include "../util/strv.h"
 #include "../util/fs.h"
 #include "deploy_int.h"
 
@@ -233,4 +234,25 @@ void deploy_txn_end(struct deploy_txn *t)
 		close(t->dfd);
 	memset(t, 0, sizeof(*t));
 	t->dfd = -1;
+}
+
+int deploy_journal_stale(const char *dir, char ***names, struct err **err)
+{
+	*names = NULL;
+	json_t *r = journal_load(dir, err);
+	if (!r)
+		return err && *err ? -1 : 0;
+	/* a writer holding the lock is in the middle of its commit: not stale */
+	_cleanup_free_ char *lp = xasprintf("%s/%s", dir, DEPLOY_LOCK);
+	int fd = open(lp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	bool busy = fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+	if (fd >= 0)
+		close(fd);
+	size_t i;
+	json_t *x;
+	json_array_foreach(r, i, x)
+		if (!busy)
+			strv_push(names, json_string_value(json_array_get(x, 1)));
+	json_decref(r);
+	return busy ? 0 : 1;
 }

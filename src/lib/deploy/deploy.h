@@ -93,6 +93,26 @@ int deploy_saved_put(const char *dir, const struct deploy_saved *s, struct err *
 bool deploy_saved_same(const char *dir, const struct deploy_saved *s);
 void deploy_saved_free(struct deploy_saved *s);
 
+/* A file of dir as committed (a pending journal's new file, not a
+ * half-written one); NULL when absent (*err not set) or on error. */
+char *deploy_file_get(const char *dir, const char *name, size_t *len, struct err **err);
+
+/* Files of dir replaced as one commit (put.c): under the writer's lock a
+ * pending journal is finished, then each file must still hold `expect`
+ * (NULL: be absent) or nothing is written (EXIT_CONFIG); a replaced file
+ * is kept as NAME.bak.N (keep: backups kept per file, -1 no pruning, 0
+ * none made). n == 0 only finishes a pending journal. */
+struct deploy_put {
+	const char *name, *expect, *data;
+	mode_t mode;
+};
+int deploy_put_files(const char *dir, const struct deploy_put *p, size_t n, int keep,
+		     struct err **err);
+/* A journal of an interrupted commit that no writer holds the lock for
+ * (commit.c): 1 (*names: the files it replaces, strv), 0 none or a writer
+ * at work, -1 a journal lobes cannot read (*err says why). Writes nothing. */
+int deploy_journal_stale(const char *dir, char ***names, struct err **err);
+
 struct kept_value {
 	char *key, *yours, *lobes; /* lobes: what the render alone would write (NULL: no such key) */
 	bool secret;

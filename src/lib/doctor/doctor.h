@@ -17,13 +17,15 @@
  * placeholder, fp8-kv, traits, family, memory, gateway, docker, compose,
  * gpu-runtime, peers, peer-reachable, peer-key, peer-proxy; with
  * --kubernetes also kubernetes, kubernetes-nodes, -sidecars, -secrets,
- * -render, -restart.
+ * -render, -restart. A finding with one safe fix names it (check.fix):
+ * `lobes doctor --fix` plans and writes those (fix.c).
  */
 #ifndef LOBES_DOCTOR_H
 #define LOBES_DOCTOR_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <jansson.h>
 
 #include "../util/err.h"
@@ -39,8 +41,17 @@ struct check {
 	char *detail;   /* NULL or multi-line text: a diff, evidence */
 	char *role;     /* NULL or the role the finding is about */
 	char *trait;    /* NULL or the trait that backs it */
-	char *name;     /* NULL or the env name it is about (env-registry) */
+	char *name;     /* NULL or the env name (or file) it is about */
+	const char *fix; /* the one safe fix `doctor --fix` has for it (DOCTOR_FIX_*), or NULL */
+	int line;       /* the .env line the finding names, 0: none */
 };
+
+/* The safe fixes (doctor --fix; fix.c). */
+#define DOCTOR_FIX_WRITE_FILE "write-file"       /* a missing file lobes renders */
+#define DOCTOR_FIX_ADD_KEY "add-key"             /* a missing .env key, appended */
+#define DOCTOR_FIX_SET_VALUE "set-value"         /* a placeholder/empty value: lobes' value */
+#define DOCTOR_FIX_COMMENT_OUT "comment-out"     /* an unknown VLLM_* line of .env */
+#define DOCTOR_FIX_FINISH_COMMIT "finish-commit" /* a stale .lobes-journal, replayed */
 
 struct doctor_report {
 	struct check *c;
@@ -77,6 +88,43 @@ int doctor_run_kubernetes(struct doctor_report *r, const struct doctor_opts *o, 
 enum check_sev doctor_worst(const struct doctor_report *r);
 /* {"dir", "healthy", "summary": {ok, info, warning, error}, "checks": [...]}. */
 json_t *doctor_report_json(const struct doctor_report *r);
+
+/* `lobes doctor --fix` (fix.c): for each finding of r with a safe fix,
+ * the edit that heals it. Only the lines a finding names change; an added
+ * key is appended; a missing file is written as `lobes init` renders it.
+ * The plan is computed from the files as committed; nothing is written. */
+struct doctor_fix {
+	char *finding, *severity, *message; /* the finding it heals */
+	char *name, *role;                  /* the finding's env name or file, role */
+	const char *action;                 /* DOCTOR_FIX_* */
+	char *file;                         /* the file it changes */
+	int line;                           /* the .env line it rewrites, 0: none (added, written) */
+	char *before, *after;               /* the line as it is / will be, secrets masked */
+	char *what;                         /* one sentence */
+};
+struct doctor_fix_put {
+	char *name, *expect, *data; /* expect: the bytes planned against, NULL: absent */
+	mode_t mode;
+};
+struct doctor_fix_plan {
+	char *dir;
+	struct doctor_fix *f;
+	size_t n;
+	struct doctor_fix_put *put;
+	size_t n_put;
+	bool journal;   /* a stale journal to finish */
+	int keep;       /* backups kept per file */
+	char *diff;     /* unified diff of the changed files, secrets masked */
+	json_t *unfixed; /* the error and warning findings without a safe fix */
+};
+int doctor_fix_plan(struct doctor_fix_plan *p, const struct doctor_opts *o,
+		    const struct doctor_report *r, struct err **err);
+/* Write the plan as one commit of the deploy dir (deploy_put_files):
+ * refused with nothing written when a file changed since the plan. */
+int doctor_fix_apply(const struct doctor_fix_plan *p, struct err **err);
+/* {"dir", "fixes": [...], "unfixed": [...], "diff"}. */
+json_t *doctor_fix_json(const struct doctor_fix_plan *p);
+void doctor_fix_plan_free(struct doctor_fix_plan *p);
 
 /* Parse a registry list: one name a line, '#' comments and blank lines
  * skipped. Returns a NULL-terminated strv (caller frees with strv_free). */

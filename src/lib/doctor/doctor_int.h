@@ -75,6 +75,8 @@ extern const size_t doctor_families_count;
 
 void check_profile_family(struct doctor_ctx *x); /* profile.c */
 void check_drift(struct doctor_ctx *x);          /* drift.c */
+void check_files(struct doctor_ctx *x);          /* files.c */
+void check_journal(struct doctor_ctx *x);        /* files.c */
 void check_env(struct doctor_ctx *x);            /* env_registry.c */
 void check_fp8(struct doctor_ctx *x);            /* fp8.c */
 void check_traits(struct doctor_ctx *x);         /* traits.c */

@@ -4,6 +4,7 @@
  * traits declare dead, data/vllm-env/removed.txt, the image build noise,
  * and the registry of the vLLM version (recorded, or probed from the image).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "../util/buf.h"
@@ -197,6 +198,10 @@ void check_env(struct doctor_ctx *x)
 					      "%s (%s) is not in the registry of %s: may be ignored", u->name,
 					      u->where, source);
 			c->name = xstrdup(u->name);
+			if (u->role < 0 && str_starts_with(u->where, ".env:")) {
+				c->fix = DOCTOR_FIX_COMMENT_OUT; /* a compose file's line is lobes' own */
+				c->line = (int)strtol(u->where + 5, NULL, 10);
+			}
 			c->remedy = xasprintf("check the name against the image (`lobes doctor --image-probe`); "
 					      "vLLM logs `Unknown vLLM environment variable detected: %s` "
 					      "for an unregistered name",

@@ -152,6 +152,10 @@ json_t *doctor_report_json(const struct doctor_report *r)
 			json_object_set_new(o, "trait", json_string(c->trait));
 		if (c->name)
 			json_object_set_new(o, "name", json_string(c->name));
+		if (c->fix)
+			json_object_set_new(o, "fix", json_string(c->fix));
+		if (c->line)
+			json_object_set_new(o, "line", json_integer(c->line));
 		json_array_append_new(checks, o);
 	}
 	return json_pack("{s:s, s:b, s:{s:I, s:I, s:I, s:I}, s:o}", "dir", r->dir ? r->dir : "",

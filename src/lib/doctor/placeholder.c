@@ -70,6 +70,9 @@ static size_t check_key(struct doctor_ctx *x, enum role_id role, enum knob_id k,
 	}
 	if (!c)
 		return 0;
+	if (!*e->value || !valid)
+		c->fix = DOCTOR_FIX_SET_VALUE;
+	c->line = e->line;
 	c->role = xstrdup(rn);
 	c->name = xstrdup(e->key);
 	return 1;

@@ -9,6 +9,8 @@
 
 const struct doctor_family doctor_families[] = {
 	{ "profile", 0, check_profile_family },
+	{ "journal", DOC_NEEDS_DIR, check_journal },
+	{ "files", DOC_NEEDS_PLAN | DOC_NEEDS_DIR | DOC_NEEDS_ENV, check_files },
 	{ "drift", DOC_NEEDS_PLAN | DOC_NEEDS_DIR | DOC_NEEDS_ENV | DOC_NEEDS_COMPOSE, check_drift },
 	{ "image", DOC_NEEDS_DIR | DOC_NEEDS_COMPOSE, check_image },
 	{ "env-registry", DOC_NEEDS_DIR, check_env },
