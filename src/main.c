@@ -118,18 +118,10 @@ static const struct command commands[] = {
 	  "                  kubernetes-secrets (none in the ConfigMap or an env literal),\n"
 	  "                  kubernetes-render (the files equal the render) and\n"
 	  "                  kubernetes-restart (a restarted sidecar does not wait)\n"
-	  "  --fix           the heal plan for the findings with one safe fix, each with\n"
-	  "                  the finding id it heals, then a diff (dry run): a missing\n"
-	  "                  compose file or unit (written as `lobes init` renders it), a\n"
-	  "                  missing .env key (appended with its rendered value), a\n"
-	  "                  placeholder or empty value (the rendered value, on the line\n"
-	  "                  the finding names), an unregistered VLLM_* line of .env\n"
-	  "                  (commented out, not deleted), a stale .lobes-journal\n"
-	  "                  (finished); the findings left are listed. No other line\n"
-	  "                  of .env changes. Exit 0 when the plan is made\n"
-	  "  --apply         with --fix: write the plan as one atomic commit (the\n"
-	  "                  replaced .env kept as .env.bak.N); refused, nothing\n"
-	  "                  written, when a file changed since the plan\n"
+	  "  --fix [--apply] heal plan (dry run; --apply writes it as one commit): each fix with\n"
+	  "                  the finding it heals, then a diff; missing compose file/unit, missing\n"
+	  "                  .env key (appended), placeholder/empty value (rendered value on the\n"
+	  "                  named line), unregistered VLLM_* line (commented out), stale journal\n"
 	  "environment: LOBES_DOCKER (docker CLI, default docker), LOBES_COMPOSE (the\n"
 	  "compose command), HF_HUB_CACHE/HF_HOME (checkpoints), those of `lobes detect`.\n"
 	  "Exit 1 when a check found an error, 0 otherwise, 3 when there is no deploy\n"
@@ -406,7 +398,7 @@ static const struct command commands[] = {
 	  "                  boxes keep weights in the page cache after teardown)\n"
 	  "  --wait S        how long to wait for memory (default 120)\n" },
 	{ "switch", cmd_switch,
-	  "lobes switch ROLE [MODEL] [--apply --no-restart] [--tool-call-parser P] [--reasoning-parser P] [--max-model-len N] [--gpu-memory-utilization F] [--served-name NAME] [--allow-download]",
+	  "lobes switch ROLE [MODEL] [--apply [--no-restart]] [--boot-wait S] [--tool-call-parser P] [--reasoning-parser P] [--max-model-len N] [--gpu-memory-utilization F] [--served-name NAME] [--allow-download]",
 	  "change one role's checkpoint (dry-run unless --apply)",
 	  "Without MODEL: the checkpoints in the Hugging Face cache, each with its\n"
 	  "size, model family and whether its weights fit the role's budget\n"
@@ -422,14 +414,17 @@ static const struct command commands[] = {
 	  "Refused, with nothing changed: a role that is not feasible on this box,\n"
 	  "a model not in the cache (with the command that fetches it), weights\n"
 	  "larger than the role's budget (with the numbers).\n"
-	  "  --apply --no-restart  write atomically (the init journal); then restart\n"
-	  "                  the role with `lobes serve --apply`\n"
+	  "  --apply         write atomically, restart ONLY that role through serve's memory\n"
+	  "                  gate (progress on stderr), wait for /health, run its probes; on\n"
+	  "                  a failed boot or probe put .env/compose back byte for byte,\n"
+	  "                  boot the old checkpoint, exit 1 naming the cause (triage)\n"
+	  "  --no-restart    with --apply: write only   --boot-wait S  boot bound (1800)\n"
 	  "  --tool-call-parser P, --reasoning-parser P  instead of the family's\n"
 	  "  --max-model-len N, --gpu-memory-utilization F  instead of the profile's\n"
 	  "  --served-name NAME  serve the role also as NAME (the role name stays)\n"
 	  "  --allow-download  switch to a model that is not cached (vLLM downloads\n"
 	  "                  it at boot; no size check)\n"
-	  "Exit 3 when refused, 2 on a usage error.\n" },
+	  "Exit 3 refused, 2 usage, 1 rolled back, 4 docker unreachable (write undone).\n" },
 	{ "completion", cmd_completion, "lobes completion SHELL",
 	  "print a shell completion script (bash, zsh or fish)",
 	  "Prints a completion script for SHELL (bash, zsh or fish) made from this\n"

@@ -15,11 +15,14 @@
  * Refused before anything changes: a role that is not feasible here, a
  * model missing from the cache (with the command that fetches it, or
  * --allow-download), weights larger than the role's budget (with the
- * numbers). Restarting the role is `lobes serve --apply` for now:
- * --apply needs --no-restart.
+ * numbers). --apply then restarts that role alone and rolls back when the
+ * new checkpoint does not boot or answer (switch_restart.c); --no-restart
+ * only writes.
  */
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../lib/deploy/deploy.h"
 #include "../lib/facts/facts.h"
@@ -28,12 +31,14 @@
 #include "../lib/util/fs.h"
 #include "../lib/util/strv.h"
 #include "cmd.h"
+#include "switch_restart.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
 struct sw_opts {
 	const char *tool, *reasoning, *max_len, *util, *served;
 	bool apply, no_restart, allow_download;
+	int boot_wait_s;
 };
 
 /* The role's budget in bytes (gpu_mem_util × the box's memory); 0 when
@@ -290,10 +295,32 @@ static int do_switch(struct ctx *ctx, struct init_result *cur, enum role_id r, c
 				     "warnings", warn, "diff", nr.diff ? nr.diff : "", "changed", nr.changed,
 				     "applied", false);
 	int rc = 0;
-	if (o->apply && init_apply(&nr, &e) < 0)
+	struct deploy_saved before = { 0 };
+	bool restart = o->apply && !o->no_restart && nr.changed;
+	if (restart && deploy_save(ctx->dir, &before, &e) < 0)
+		rc = cmd_fail(ctx, e);
+	else if (o->apply && init_apply(&nr, &e) < 0)
 		rc = cmd_fail(ctx, e);
 	else if (o->apply)
 		json_object_set_new(res, "applied", json_true());
+	if (!rc && restart) {
+		close(nr.lock_fd); /* the restart's rollback takes the lock itself */
+		nr.lock_fd = -1;
+		const struct knob_value *kn = nr.lp.plan.roles[r].knobs;
+		const char *tp = kn[KNOB_TOOL_CALL_PARSER].value, *rp = kn[KNOB_REASONING_PARSER].value;
+		struct sw_restart sr = { .dir = ctx->dir, .role = r, .new_model = model,
+					 .old_model = cur->lp.plan.roles[r].knobs[KNOB_MODEL].value,
+					 .before = &before, .profile = nr.lp.plan.profile,
+					 .tool_parser = tp && *tp && strcmp(tp, "none") != 0,
+					 .reasoning_parser = rp && *rp && strcmp(rp, "none") != 0,
+					 .boot_wait_s = o->boot_wait_s, .probe_timeout_s = 60 };
+		if (switch_restart(&sr, res, &e) < 0) {
+			rc = cmd_fail(ctx, e);
+			if (ctx->json && json_is_true(json_object_get(res, "rolled_back")))
+				out_json(res);
+		}
+	}
+	deploy_saved_free(&before);
 	init_result_free(&nr);
 	if (rc)
 		return rc;
@@ -305,17 +332,20 @@ static int do_switch(struct ctx *ctx, struct init_result *cur, enum role_id r, c
 	printf("\n%s", jstr(res, "diff"));
 	if (!json_is_true(json_object_get(res, "changed")))
 		printf("nothing to change\n");
-	else if (o->apply)
+	else if (o->apply && o->no_restart)
 		printf("written; restart the role with `lobes serve --apply`, then `lobes probe %s`\n",
 		       role_name(r));
+	else if (o->apply)
+		printf("%s restarted on %s; it answers its probes\n", role_name(r), model);
 	else
-		printf("dry run: nothing written; --apply --no-restart writes it\n");
+		printf("dry run: nothing written; --apply writes it and restarts %s (--no-restart: "
+		       "writes only)\n", role_name(r));
 	return 0;
 }
 
 CMD(switch)
 {
-	struct sw_opts o = { 0 };
+	struct sw_opts o = { .boot_wait_s = 1800 };
 	static const struct option opts[] = { { "apply", no_argument, NULL, 'a' },
 					      { "no-restart", no_argument, NULL, 'n' },
 					      { "allow-download", no_argument, NULL, 'd' },
@@ -324,6 +354,7 @@ CMD(switch)
 					      { "max-model-len", required_argument, NULL, 'l' },
 					      { "gpu-memory-utilization", required_argument, NULL, 'u' },
 					      { "served-name", required_argument, NULL, 's' },
+					      { "boot-wait", required_argument, NULL, 'b' },
 					      { NULL, 0, NULL, 0 } };
 	int c;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -336,6 +367,15 @@ CMD(switch)
 		case 'l': o.max_len = optarg; break;
 		case 'u': o.util = optarg; break;
 		case 's': o.served = optarg; break;
+		case 'b': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (!*optarg || *end || v < 1 || v > 604800)
+				return cmd_usage_error(ctx, "--boot-wait '%s' is invalid; expected seconds "
+							    "(1-604800)", optarg);
+			o.boot_wait_s = (int)v;
+			break;
+		}
 		default: return cmd_usage_error(ctx, "unknown option");
 		}
 	}
@@ -354,9 +394,8 @@ CMD(switch)
 	const char *model = optind + 1 < argc ? argv[optind + 1] : NULL;
 	if (model && checked(ctx, KNOB_MODEL, model, "MODEL"))
 		return EXIT_USAGE;
-	if (o.apply && !o.no_restart)
-		return cmd_usage_error(ctx, "--apply restarts the role, which lobes switch does not do yet: "
-					    "pass --apply --no-restart to write, then `lobes serve --apply`");
+	if (o.no_restart && !o.apply)
+		return cmd_usage_error(ctx, "--no-restart goes with --apply (write without restarting)");
 	struct err *e = NULL;
 	struct env_file env = { 0 };
 	int have = deploy_env_read(ctx->dir, &env, &e);

@@ -205,6 +205,11 @@ STANDIN_WEIGHT_BYTES=1G standin_start nokv "$CORTEX" --gpu-memory-utilization 0.
 is "$STANDIN_RC" 1 "weights larger than the budget fail the boot"
 like "$(log)" "Available KV cache memory: -0\.[0-9]{2} GiB" "negative KV memory is logged"
 has_line 'No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.' "no-cache-blocks error (FACTS text)"
+STANDIN_FAIL_MODEL="$CORTEX" standin_start failmodel "$CORTEX" --gpu-memory-utilization 0.3
+is "$STANDIN_RC" 1 "STANDIN_FAIL_MODEL naming the model fails its boot"
+has_line 'No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.' "… with the no-cache-blocks error"
+STANDIN_FAIL_MODEL="$SENSES" standin_start failother "$CORTEX" --gpu-memory-utilization 0.2
+ok $? "STANDIN_FAIL_MODEL naming another model: the boot goes on"
 
 # ---- environment lint --------------------------------------------------------
 VLLM_ATTENTION_BACKEND=TRITON_ATTN VLLM_LOGGING_LEVEL=INFO VLLM_HOST_IP=127.0.0.1 \

@@ -3,7 +3,8 @@
 # `lobes init --apply` for a fixture Spark, with the fixture Hugging Face
 # cache: the list of cached checkpoints with family and fit; a dry run that
 # names what changes and why and writes nothing; --apply --no-restart
-# writing the operator edits that init keeps; the refusals that change
+# writing the operator edits that init keeps; --apply undoing its write
+# when the restart cannot begin (tests/integration/switch.t restarts); the refusals that change
 # nothing (not cached, too big with the numbers, an infeasible role, bad
 # options); an unknown family and the native-context clamp.
 . "${LOBES_SRC:-.}/tests/lib.sh"
@@ -69,8 +70,17 @@ T=$TMP/thor; on thor --dir "$T" init --apply >/dev/null
 on thor --dir "$T" switch hand Qwen/Qwen3.5-4B
 is "$rc" 3 "a role that is not feasible on this box is refused"
 like "$errout" "role 'hand' is not feasible on this box \(trait sm110-lfm-hand-infeasible" "… naming the trait"
-on gb10 --dir "$D" switch cortex Qwen/Qwen3-8B --apply
-is "$rc" 2 "--apply without --no-restart is a usage error (the restart is not built)"
+on gb10 --dir "$D" switch cortex Qwen/Qwen3-8B --no-restart
+is "$rc" 2 "--no-restart without --apply is a usage error"
+on gb10 --dir "$D" switch cortex Qwen/Qwen3-8B --apply --boot-wait 0
+is "$rc" 2 "a bad --boot-wait is a usage error"
+# --apply restarts the role: with no docker engine to reach, the write is undone
+(cd "$D" && cat .lobes-state.json | md5sum) >"$TMP/state.before"
+DOCKER_HOST=unix://$TMP/no-docker.sock on gb10 --dir "$D" switch cortex Qwen/Qwen3-8B --apply
+is "$rc" 4 "--apply with no docker engine: a runtime error (exit 4)"
+like "$errout" "could not restart cortex; .env and the compose files are put back as they were" "… saying the files are put back"
+is "$(snap "$D")" "$before" "… and .env and the compose files are byte for byte as before"
+is "$(cd "$D" && cat .lobes-state.json | md5sum)" "$(cat "$TMP/state.before")" "… the state file too"
 on gb10 --dir "$D" switch cortex Qwen/Qwen3-8B --max-model-len lots
 is "$rc" 2 "a bad --max-model-len is a usage error"
 on gb10 --dir "$D" switch nosuchrole Qwen/Qwen3-8B

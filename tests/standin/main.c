@@ -239,6 +239,11 @@ static int load_weights(struct boot *b)
 	b->weights = b->c.weight_bytes;
 	if (getenv("STANDIN_WEIGHT_BYTES") && parse_bytes(getenv("STANDIN_WEIGHT_BYTES")) >= 0)
 		b->weights = parse_bytes(getenv("STANDIN_WEIGHT_BYTES"));
+	/* a checkpoint whose weights take the whole budget: memory profiling
+	 * then leaves nothing for the KV cache (vLLM's "No available memory
+	 * for the cache blocks"), as a too-big model does */
+	if (getenv("STANDIN_FAIL_MODEL") && !strcmp(getenv("STANDIN_FAIL_MODEL"), b->o.model))
+		b->weights = b->requested;
 	b->held_weights = hold(b->weights * b->scale);
 	if (!b->held_weights && b->weights * b->scale >= 1)
 		oom(b->weights);

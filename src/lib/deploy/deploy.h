@@ -100,14 +100,17 @@ char *deploy_file_get(const char *dir, const char *name, size_t *len, struct err
 /* Files of dir replaced as one commit (put.c): under the writer's lock a
  * pending journal is finished, then each file must still hold `expect`
  * (NULL: be absent) or nothing is written (EXIT_CONFIG); a replaced file
- * is kept as NAME.bak.N (keep: backups kept per file, -1 no pruning, 0
- * none made). n == 0 only finishes a pending journal. */
+ * is kept as NAME.bak.N and the last `keep` kept (keep <= 0: no backup
+ * made, none pruned). n == 0 only finishes a pending journal. */
 struct deploy_put {
 	const char *name, *expect, *data;
 	mode_t mode;
 };
 int deploy_put_files(const char *dir, const struct deploy_put *p, size_t n, int keep,
 		     struct err **err);
+/* The files init manages (.env, the compose files, the unit, the state
+ * file) as committed now, into *s for deploy_saved_put (put.c). */
+int deploy_save(const char *dir, struct deploy_saved *s, struct err **err);
 /* A journal of an interrupted commit that no writer holds the lock for
  * (commit.c): 1 (*names: the files it replaces, strv), 0 none or a writer
  * at work, -1 a journal lobes cannot read (*err says why). Writes nothing. */

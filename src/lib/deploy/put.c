@@ -7,8 +7,13 @@
  * the plan read: one that changed in between refuses the whole commit and
  * nothing is written. A replaced file is kept as NAME.bak.N, as init keeps
  * it, and the backups beyond `keep` are pruned.
+ *
+ * deploy_save keeps the files init manages, as committed, before a change
+ * that may have to be undone (`lobes switch --apply` when the new
+ * checkpoint does not boot), for deploy_saved_put.
  */
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../util/cleanup.h"
@@ -55,7 +60,7 @@ int deploy_put_files(const char *dir, const struct deploy_put *p, size_t n, int 
 	if (deploy_txn_begin(&t, dir, err) < 0)
 		goto out;
 	rc = 0;
-	for (size_t i = 0; rc == 0 && keep != 0 && i < n; i++) {
+	for (size_t i = 0; rc == 0 && keep > 0 && i < n; i++) {
 		if (!p[i].expect)
 			continue;
 		_cleanup_free_ char *b = deploy_backup_name(dir, p[i].name);
@@ -66,9 +71,33 @@ int deploy_put_files(const char *dir, const struct deploy_put *p, size_t n, int 
 	if (rc == 0)
 		rc = deploy_txn_commit(&t, err);
 	deploy_txn_end(&t);
-	for (size_t i = 0; rc == 0 && keep >= 0 && i < n; i++)
+	for (size_t i = 0; rc == 0 && keep > 0 && i < n; i++)
 		deploy_prune_backups(dir, p[i].name, keep);
 out:
 	close(fd);
 	return rc;
+}
+
+static const char *const snap_names[] = { ".env", "docker-compose.yml", "docker-compose.gpu.yml",
+					  GATEWAY_UNIT, STATE_FILE };
+
+int deploy_save(const char *dir, struct deploy_saved *s, struct err **err)
+{
+	memset(s, 0, sizeof(*s));
+	for (size_t i = 0; i < sizeof(snap_names) / sizeof(*snap_names); i++) {
+		size_t len = 0;
+		char *data = deploy_read(dir, snap_names[i], &len, err);
+		if (!data && *err) {
+			deploy_saved_free(s);
+			return -1;
+		}
+		if (!data)
+			continue;
+		_cleanup_free_ char *path = xasprintf("%s/%s", dir, snap_names[i]);
+		struct stat st;
+		mode_t mode = stat(path, &st) == 0 ? st.st_mode & 0777 : 0600;
+		s->f = xrealloc(s->f, (s->n + 1) * sizeof(*s->f));
+		s->f[s->n++] = (struct deploy_saved_file){ xstrdup(snap_names[i]), data, len, mode };
+	}
+	return 0;
 }
