@@ -4,11 +4,15 @@
 # URL, verdict, split, and for fatal ones cause and root; each source on
 # the side the seeded hash of its URL gives it; sources not already used by
 # corpus/; bodies that cannot be read as header; train causes from the
-# vocabulary; and split 1 (heldout/, consumed: training data since
-# 2026-12-03) unchanged since its freeze but for cause-shown header lines.
+# vocabulary; split 1 (heldout/, consumed: training data since
+# 2026-12-03) unchanged since its freeze but for cause-shown header lines;
+# and heldout2/ (the held-out split): 62 excerpts, one per source, none
+# used by another split, each batch unchanged since its freeze commit.
 . "${LOBES_SRC:-.}/tests/lib.sh"
 LOGS="$SRC/tests/fixtures/logs"
 FREEZE=c0c0284ece61bb286fdf6571ffe4225974d8abc3
+# heldout2/ was frozen in two batches (heldout2/README.md)
+FREEZE2="cfd750fa1de6b91bab42b6e43ec86ffafa7382df 6bdbdae3a7f64d0cc1d9b5927df6f686e93203b0"
 
 # the side the draw rule (heldout/README.md) gives a source URL
 side() {
@@ -44,8 +48,13 @@ check() {
 		case "$url" in https://*) ;; *) echo "$f: no origin URL" ;; esac
 		case "$verdict" in fatal | clean) ;; *) echo "$f: verdict '$verdict'" ;; esac
 		[ "$split" = "$want" ] || echo "$f: split '$split' in $want/"
-		[ "$(side "$url")" = "$want" ] || echo "$f: the rule puts $url in $(side "$url")/"
-		grep -qF "# origin: $url " "$LOGS"/corpus/*.log && echo "$f: source already in corpus/"
+		if [ "$want" = heldout2 ]; then
+			grep -qF "# origin: $url " "$LOGS"/corpus/*.log "$LOGS"/train/*.log \
+				"$LOGS"/heldout/*.log && echo "$f: source already used outside heldout2/"
+		else
+			[ "$(side "$url")" = "$want" ] || echo "$f: the rule puts $url in $(side "$url")/"
+			grep -qF "# origin: $url " "$LOGS"/corpus/*.log && echo "$f: source already in corpus/"
+		fi
 		if [ "$verdict" = fatal ]; then
 			[ -n "$cause" ] || echo "$f: fatal without cause"
 			[ -n "$root" ] || echo "$f: fatal without root"
@@ -60,7 +69,11 @@ check() {
 
 n=$(ls "$LOGS"/heldout/*.log | wc -l)
 is "$n" 49 "heldout/ holds the 49 excerpts frozen in $FREEZE"
-for d in train heldout; do
+n=$(ls "$LOGS"/heldout2/*.log | wc -l)
+is "$n" 62 "heldout2/ holds the 62 excerpts frozen in its two batches"
+is "$(sed -n 's/^# origin: \([^ ]*\).*/\1/p' "$LOGS"/heldout2/*.log | sort | uniq -d)" "" \
+	"heldout2/: one excerpt per source"
+for d in train heldout heldout2; do
 	problems=$(check "$LOGS/$d")
 	is "$problems" "" "$d/: headers, draw rule, new sources, vocabulary"
 done
@@ -96,6 +109,18 @@ like "$problems" "b.log: phase 'startup'" "an unknown phase is caught"
 like "$problems" "b.log: body line begins with #" "a body line that reads as header is caught"
 unlike "$problems" "b.log: (the rule|fatal without|cause)" "a well-formed header passes"
 
+P2="$TMP/plant/heldout2"
+mkdir -p "$P2"
+cat > "$P2/c.log" <<'L'
+# origin: https://github.com/vllm-project/vllm/issues/1738 (a source heldout/ already holds)
+# verdict: clean
+# split: heldout2
+INFO:     Application startup complete.
+L
+problems=$(check "$P2")
+like "$problems" "c.log: source already used outside heldout2/" "a heldout2 source used by another split is caught"
+unlike "$problems" "c.log: the rule puts" "heldout2 sources are not placed by the hash rule"
+
 # split 1's bodies are never edited after the freeze (in a git checkout);
 # since it was consumed (heldout/README.md) a header may gain a training
 # annotation (`# cause-shown:`), nothing else
@@ -113,4 +138,14 @@ if git -C "$SRC" cat-file -e "$FREEZE^{commit}" 2>/dev/null; then
 else
 	ok 0 "# skip held-out freeze check: not a git checkout with $FREEZE"
 fi
+# each heldout2 batch: its files unchanged since its freeze commit
+for c in $FREEZE2; do
+	if git -C "$SRC" cat-file -e "$c^{commit}" 2>/dev/null; then
+		frozen=$(git -C "$SRC" ls-tree --name-only "$c" tests/fixtures/logs/heldout2/ | grep '\.log$')
+		changed=$(cd "$SRC" && [ -n "$frozen" ] && git diff --name-only "$c" -- $frozen)
+		is "$changed" "" "heldout2 excerpts unchanged since the freeze $c"
+	else
+		ok 0 "# skip heldout2 freeze check: not a git checkout with $c"
+	fi
+done
 done_testing
