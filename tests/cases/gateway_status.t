@@ -18,6 +18,9 @@ P_CORTEX=$STANDIN_PORT
 standin_start hand "$CORTEX_ID" --served-model-name hand --gpu-memory-utilization 0.1
 P_HAND=$STANDIN_PORT
 PID_HAND=$STANDIN_PID
+# the image whose recorded metric names the gateway reads the cortex's /metrics by
+IMAGE=$(sed -n 's/^ref: //p' "$SRC/data/images/vllm-0.26.1rc1.dev942.yaml")
+FOLDER=$(sed -n 's/^registry: //p' "$SRC/data/images/vllm-0.26.1rc1.dev942.yaml")
 D=$TMP/deploy
 mkdir -p "$D" "$TMP/root/proc"
 printf 'MemTotal: 131072000 kB\nMemFree: 1000000 kB\nMemAvailable: 64000000 kB\nSwapTotal: 1000 kB\nSwapFree: 250 kB\n' \
@@ -25,7 +28,7 @@ printf 'MemTotal: 131072000 kB\nMemFree: 1000000 kB\nMemAvailable: 64000000 kB\n
 printf 'cpu 100 0 100 800 0 0 0 0 0 0\n' >"$TMP/root/proc/stat"
 env_file() {
 	printf '%s\n' LOBES_PROFILE=thor LOBES_CARD=thor CORTEX_FEASIBLE=true "CORTEX_PORT=$P_CORTEX" \
-		"CORTEX_MODEL=$CORTEX_ID" SENSES_FEASIBLE=false HAND_FEASIBLE=true "HAND_PORT=$P_HAND" \
+		"CORTEX_MODEL=$CORTEX_ID" "CORTEX_IMAGE=$IMAGE" SENSES_FEASIBLE=false HAND_FEASIBLE=true "HAND_PORT=$P_HAND" \
 		HAND_MODEL=org/Hand-1B EMBEDDER_FEASIBLE=false RERANKER_FEASIBLE=false \
 		LOBES_GATEWAY_HEALTH_INTERVAL_MS=200 "$@" >"$D/.env"
 	chmod 600 "$D/.env"
@@ -60,7 +63,28 @@ is "$(field 'd["gateway"]["requests_per_s"] > 0')" true "the gateway's requests/
 is "$(field 'd["roles"][0]["requests_per_s"] > 0 and d["roles"][0]["completion_tokens_per_s"] > 0')" true \
 	"the cortex's requests/s and tokens/s (from usage) are above 0"
 is "$(field 'd["roles"][2]["requests_per_s"]')" 0.0 "the hand had none"
-is "$(field 'd["roles"][0]["engine"]')" null "the engine's own figures are null until scraped"
+
+# the engines' own figures, from their /metrics, agree with the stand-in's
+engine_of() { curl -s --max-time 5 "http://127.0.0.1:$P_CORTEX/metrics" | sed -n "s/^$1{[^}]*} //p" | head -1; }
+is "$(field 'd["roles"][2]["engine"]')" null "a role whose image is not in .env has no engine figures"
+like "$(field 'd["roles"][2]["engine_error"]')" "no image in .env" "and says why"
+SLOW='{"model":"cortex","stream":true,"max_tokens":20000,"ignore_eos":true,"prompt":"x"}'
+curl -sN --max-time 300 -d "$SLOW" "http://127.0.0.1:$GW_PORT/v1/completions" >/dev/null 2>&1 &
+held=$!
+running_one() { [ "$(engine_of vllm:num_requests_running)" = 1.0 ] || [ "$(engine_of vllm:num_requests_running)" = 1 ]; }
+gw_wait_for running_one
+ok $? "the stand-in reports one request running"
+engine_running() { gw GET /status; [ "$(field 'd["roles"][0]["engine"] and d["roles"][0]["engine"]["running"]')" = 1.0 ]; }
+gw_wait_for engine_running
+ok $? "/status shows the cortex's engine running one request, as its /metrics says"
+is "$(field 'd["roles"][0]["engine"]["waiting"]')" "$(engine_of vllm:num_requests_waiting | sed 's/^\([0-9]*\)$/\1.0/')" \
+	"waiting agrees with the engine's /metrics"
+is "$(field 'd["roles"][0]["engine"]["metric_names"]')" "\"$FOLDER\"" "read by the names recorded for its image (data/vllm/$FOLDER)"
+gen_rate() { gw GET /status; [ "$(field '(d["roles"][0]["engine"] or {}).get("generation_tokens_per_s") or 0')" != 0 ]; }
+gw_wait_for gen_rate
+ok $? "the engine's generation tokens/s is above 0 while it streams"
+kill "$held" 2>/dev/null
+wait "$held" 2>/dev/null
 
 # a stopped engine: down
 kill -TERM "$PID_HAND"

@@ -37,6 +37,7 @@
 static void role_free(struct gw_role *r)
 {
 	free(r->model);
+	free(r->image);
 	free(r->quantization);
 	free(r->tool_parser);
 	free(r->reasoning_parser);
@@ -342,6 +343,8 @@ static int roles_from_env(struct gw_config *c, const struct env_file *e, const c
 		gr->feasible = (v = env_get(e, kf)) && !strcmp(v, "true");
 		gr->model = xstrdup((v = env_get(e, km)) ? v : "");
 		gr->quantization = xstrdup((v = env_get(e, kq)) ? v : "");
+		_cleanup_free_ char *ki = env_key((enum role_id)r, "IMAGE");
+		gr->image = xstrdup((v = env_get(e, ki)) ? v : "");
 		if ((v = env_get(e, kt)) && *v && strcmp(v, "none") != 0)
 			gr->tool_parser = xstrdup(v);
 		if ((v = env_get(e, kr)) && *v && strcmp(v, "none") != 0)

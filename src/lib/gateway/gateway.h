@@ -48,6 +48,7 @@ struct gw_role {
 	char *model;         /* <ROLE>_MODEL: the served checkpoint id ("" when unset) */
 	long max_model_len;  /* 0: unknown */
 	char *quantization;  /* "" when unset */
+	char *image;         /* <ROLE>_IMAGE: the engine's image ref ("" when unset) */
 	char *tool_parser;   /* NULL: none */
 	char *reasoning_parser;
 	char *hosted_by;     /* LOBES_GATEWAY_PEER_<ROLE>: a peer that serves it, or NULL */

@@ -30,6 +30,7 @@
 #ifndef LOBES_GATEWAY_INTERNAL_H
 #define LOBES_GATEWAY_INTERNAL_H
 
+#include "engines.h"
 #include "proxy.h"
 #include "conns.h"
 #include "intake.h"
@@ -66,6 +67,7 @@ struct gateway {
 	struct peer_poll *pp; /* proxy.c: readiness of roles proxied to peers */
 	struct gw_metrics *metrics; /* metrics.h: counted by observe.c */
 	struct gw_conn_table conns; /* open connections per client address (conns.c) */
+	struct engine_poll *ep;     /* engines.c: the engines' own /metrics, for /status */
 };
 
 /* ---- observe.c: the server layer's observations (metrics.h) ---- */

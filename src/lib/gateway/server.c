@@ -472,11 +472,14 @@ struct gateway *gateway_start(struct gw_config *cfg, gw_log_fn log, void *log_ud
 	}
 	if (!(g->pp = proxy_poll_start(&g->live, &g->log, err)))
 		goto fail;
+	if (!(g->ep = engine_poll_start(&g->live, err)))
+		goto fail;
 	return g;
 fail:
 	if (g->lanes)
 		stop_workers(g);
 	conn_table_destroy(&g->conns);
+	proxy_poll_stop(g->pp);
 	gw_live_destroy(&g->live);
 	gw_log_destroy(&g->log);
 	gw_metrics_free(g->metrics);
@@ -533,6 +536,8 @@ int gateway_drain_and_stop(struct gateway *g)
 	proxy_poll_stop(g->pp);
 	g->pp = NULL;
 	conn_table_destroy(&g->conns);
+	engine_poll_stop(g->ep);
+	g->ep = NULL;
 	gw_live_destroy(&g->live);
 	gw_log_destroy(&g->log);
 	gw_metrics_free(g->metrics);

@@ -18,8 +18,8 @@
  *            gateway's requests/s and prompt/completion tokens/s for it
  *            (from the engines' usage objects); engine: the engine's own
  *            figures (running, waiting, KV-cache usage, tokens/s, MTP
- *            acceptance) when a scrape of its /metrics is available, else
- *            null.
+ *            acceptance) from the last scrapes of its /metrics (engines.c),
+ *            else null with engine_error saying why.
  */
 #include <math.h>
 #include <time.h>
@@ -53,6 +53,27 @@ static json_t *box(const struct gateway *g)
 	json_object_set_new(o, "swap_used_pct", s < 0 ? json_null() : json_real(s / 100.0));
 	json_object_set_new(o, "iowait_pct", io < 0 ? json_null() : json_real(io / 100.0));
 	return o;
+}
+
+/* The engine's own figures (engines.c), null when there are none; then
+ * engine_error says why. */
+static json_t *engine(struct gateway *g, int r)
+{
+	struct engine_view v;
+	engine_poll_view(g->ep, r, &v);
+	if (!v.have)
+		return json_null();
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:s}", "running", num(v.running), "waiting",
+			 num(v.waiting), "kv_usage", num(v.kv_usage), "prompt_tokens_per_s",
+			 num(v.prompt_tps), "generation_tokens_per_s", num(v.generation_tps),
+			 "mtp_accept", num(v.accept), "metric_names", v.folder);
+}
+
+static json_t *engine_error(struct gateway *g, int r)
+{
+	struct engine_view v;
+	engine_poll_view(g->ep, r, &v);
+	return !v.have && *v.error ? json_string(v.error) : json_null();
 }
 
 static const char *state_of(json_t *cap)
@@ -91,7 +112,8 @@ static json_t *roles(struct gateway *g, const struct gw_config *c,
 		json_object_set_new(o, "requests_per_s", num(rates[r][GW_RATE_REQ]));
 		json_object_set_new(o, "prompt_tokens_per_s", num(rates[r][GW_RATE_PROMPT]));
 		json_object_set_new(o, "completion_tokens_per_s", num(rates[r][GW_RATE_COMPLETION]));
-		json_object_set_new(o, "engine", json_null()); /* the engine's own /metrics: not scraped yet */
+		json_object_set_new(o, "engine", engine(g, r));
+		json_object_set_new(o, "engine_error", engine_error(g, r));
 		json_array_append_new(out, o);
 	}
 	json_decref(caps);
