@@ -168,22 +168,14 @@ static const struct command commands[] = {
 	  "  --fleet       every box at once: this box's gateway and each peer of\n"
 	  "                peers.yaml are asked for /capabilities; one table, role x box:\n"
 	  "                ready / not ready / proxied>BOX / refer>BOX / infeasible, with\n"
-	  "                each box's profile and detected card (exit 1 when a box does\n"
-	  "                not answer)\n"
+	  "                each box's profile and detected card (exit 1: a box is silent)\n"
 	  "  --watch       the live view of `lobes top` (refreshed every second, q quits)\n" },
 	{ "top", cmd_top, "lobes top [--once] [--interval S] [--json]",
 	  "the fleet as it runs: load, KV cache, tokens/s, MTP acceptance, memory",
-	  "Read-only. A terminal dashboard (plain ANSI), refreshed until q or Ctrl-C: per\n"
-	  "feasible role its container state, READY (GET /health 200), and from its\n"
-	  "engine's GET /metrics (the names its image's vLLM registers, docs/observe.md)\n"
-	  "requests running and waiting, KV-cache use, prompt and generation tokens/s,\n"
-	  "MTP acceptance; a role not ready shows why (the cause triage names in its\n"
-	  "log). The box: MemAvailable, MemFree (what the bring-up gate reads), swap,\n"
-	  "iowait, /proc/pressure/io. Requests are bounded (2 s). Off a terminal, or with\n"
-	  "--once or --json: one snapshot of two looks an interval apart (rates known).\n"
-	  "Exit 0; 3 when the deploy dir has no .env.\n"
-	  "  --once        one snapshot, even on a terminal\n"
-	  "  --interval S  seconds between refreshes (0.2 to 60; default 1)\n" },
+	  cmd_top_help },
+	{ "logs", cmd_logs, "lobes logs ROLE [-n N] [-f] [--previous] [--list] [--json] | --collect [--once]",
+	  "a role's engine log per boot, kept under DIR/logs/ROLE/",
+	  cmd_logs_help },
 	{ "probe", cmd_probe, "lobes probe [--timeout SECS] [--fleet | --via-gateway] [--json] [ROLE...]",
 	  "ask each running role a question with a known answer (all at once)",
 	  "Read-only. Probes every feasible role of the deploy dir's .env (or the ROLEs\n"
@@ -210,7 +202,7 @@ static const struct command commands[] = {
 	  "                   gateway with the key it accepts; exit 4 (could not verify)\n"
 	  "                   when nothing was probed: no box answered, or none that did\n"
 	  "                   serves a role\n" },
-	{ "triage", cmd_triage, "lobes triage [--follow [--timeout S]] [--all] [--vllm-version V] [--json] [FILE... | --role R]",
+	{ "triage", cmd_triage, "lobes triage [--follow [--timeout S]] [--all] [--vllm-version V] [--json] [FILE... | --role R [--previous]]",
 	  "say whether vLLM logs are fatal and name their causes (exit 1 when fatal)",
 	  "Reads each log (FILE, or stdin for '-' or no FILE) twice in one pass: its\n"
 	  "lifecycle (processes, tracebacks and their root exception, startup\n"
@@ -226,10 +218,11 @@ static const struct command commands[] = {
 	  "root_exception {type, message, frame}, the ranked causes and the lifecycle.\n"
 	  "  -a, --all     every occurrence (default: each signature's first, with a count)\n"
 	  "  -f, --follow  keep reading the one input as it grows (every 200 ms) until\n"
-	  "                'Application startup complete.', a fatal log, the end\n"
-	  "                of a pipe, --timeout, or an interrupt\n"
+	  "                'Application startup complete.', a fatal log, the end of a pipe,\n"
+	  "                --timeout, or an interrupt\n"
 	  "  --timeout S   with --follow, stop after S seconds (default: no limit)\n"
 	  "  --role R      the boot log of role R's container (Engine API), as it is now\n"
+	  "  --previous    with --role: the boot before, as kept in DIR/logs/R/ (lobes logs)\n"
 	  "  --vllm-version V  prefer the wording this vLLM version prints (default:\n"
 	  "                the version in the log's banner, else none)\n"
 	  "Exit 1 when a log is fatal, 0 otherwise, 3 when an input cannot be\n"

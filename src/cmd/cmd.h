@@ -96,5 +96,9 @@ CMD(eval);
 CMD(completion);
 CMD(switch);
 CMD(top);
+CMD(logs);
+/* Help texts kept beside their command (src/main.c's table points at them). */
+extern const char cmd_top_help[];
+extern const char cmd_logs_help[];
 
 #endif

@@ -34,6 +34,20 @@
 
 #define LOOK_TIMEOUT_MS 2000
 
+/* `lobes top -h` and the man page (the command table in src/main.c). */
+const char cmd_top_help[] =
+	"Read-only. A terminal dashboard (plain ANSI), refreshed until q or Ctrl-C: per\n"
+	"feasible role its container state, READY (GET /health 200), and from its\n"
+	"engine's GET /metrics (the names its image's vLLM registers, docs/observe.md)\n"
+	"requests running and waiting, KV-cache use, prompt and generation tokens/s,\n"
+	"MTP acceptance; a role not ready shows why (the cause triage names in its\n"
+	"log). The box: MemAvailable, MemFree (what the bring-up gate reads), swap,\n"
+	"iowait, /proc/pressure/io. Requests are bounded (2 s). Off a terminal, or with\n"
+	"--once or --json: one snapshot of two looks an interval apart (rates known).\n"
+	"Exit 0; 3 when the deploy dir has no .env.\n"
+	"  --once        one snapshot, even on a terminal\n"
+	"  --interval S  seconds between refreshes (0.2 to 60; default 1)\n";
+
 static volatile sig_atomic_t stop_sig;
 static void on_stop(int s) { stop_sig = s; }
 

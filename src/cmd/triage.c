@@ -242,8 +242,28 @@ static void close_sources(struct source *s, size_t n)
 	free(s);
 }
 
-/* The boot log of role's container in the deploy dir's project, as an
- * in-memory file (a memfd the rest reads like a regular file). */
+static bool role_previous; /* --previous: the boot before the current one, as kept */
+
+/* The boot before role's current one, from DIR/logs/ROLE/ (logs.c). */
+static char *previous_boot(const char *dir, const char *role, struct err **err)
+{
+	unsigned *nos;
+	size_t n;
+	if (logstore_list(dir, role, &nos, &n, err) < 0)
+		return NULL;
+	unsigned no = n >= 2 ? nos[n - 2] : 0;
+	free(nos);
+	if (!no) {
+		_cleanup_free_ char *d = logstore_role_dir(dir, role);
+		err_set(err, EXIT_CONFIG, "no previous boot of %s kept in '%s' (see lobes logs -h)", role, d);
+		return NULL;
+	}
+	return logstore_read(dir, role, no, NULL, err);
+}
+
+/* The boot log of role's container in the deploy dir's project (with
+ * --previous: the boot before it, as kept), as an in-memory file (a memfd
+ * the rest reads like a regular file). */
 static int role_log_fd(const char *dir, const char *role, struct err **err)
 {
 	struct fleet fleet;
@@ -252,6 +272,12 @@ static int role_log_fd(const char *dir, const char *role, struct err **err)
 	struct engine eng = { 0 };
 	struct engine_container_list l = { 0 };
 	int fd = -1;
+	char *log = NULL;
+	if (role_previous) {
+		if (!(log = previous_boot(dir, role, err)))
+			goto out;
+		goto hold;
+	}
 	if (engine_open(&eng, err) < 0 || engine_list_project(&eng, fleet.project, &l, err) < 0)
 		goto out;
 	const struct engine_container *c = NULL;
@@ -262,10 +288,10 @@ static int role_log_fd(const char *dir, const char *role, struct err **err)
 		err_set(err, EXIT_RUNTIME, "role '%s' has no container in project '%s'", role, fleet.project);
 		goto out;
 	}
-	char *log = NULL;
 	struct engine_log_opts lo = { .tail = -1, .since = 0, .cap = (size_t)1 << 30 };
 	if (engine_logs(&eng, c->id, &lo, &log, err) < 0)
 		goto out;
+hold:
 	fd = memfd_create("lobes-role-log", MFD_CLOEXEC);
 	size_t len = strlen(log), off = 0;
 	while (fd >= 0 && off < len) {
@@ -343,6 +369,7 @@ CMD(triage)
 		{ "all", no_argument, NULL, 'a' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "role", required_argument, NULL, 'r' },
+		{ "previous", no_argument, NULL, 'P' },
 		{ "vllm-version", required_argument, NULL, 'V' },
 		{ 0 },
 	};
@@ -357,6 +384,9 @@ CMD(triage)
 			break;
 		case 'a':
 			o.all = true;
+			break;
+		case 'P':
+			role_previous = true;
 			break;
 		case 'r':
 			if (role_from_name(optarg) < 0)
@@ -390,6 +420,8 @@ CMD(triage)
 		return cmd_usage_error(ctx, "--timeout needs --follow");
 	if (o.follow && n_files > 1)
 		return cmd_usage_error(ctx, "--follow reads one input");
+	if (role_previous && !role)
+		return cmd_usage_error(ctx, "--previous goes with --role");
 	if (role && (n_files || o.follow))
 		return cmd_usage_error(ctx, "--role reads the role's log as it is now: no FILE, no --follow");
 

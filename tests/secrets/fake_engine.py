@@ -46,9 +46,10 @@ class H(BaseHTTPRequestHandler):
         elif len(parts) == 3 and parts[0] == "containers" and parts[2] == "logs":
             text = self.file("log-%s.txt" % parts[1])
             if text is not None:
-                out = b""
+                out = []
                 for i, line in enumerate(text.splitlines(keepends=True)):
-                    out += struct.pack(">BxxxI", 1 if i % 2 == 0 else 2, len(line)) + line
+                    out.append(struct.pack(">BxxxI", 1 if i % 2 == 0 else 2, len(line)) + line)
+                out = b"".join(out)
                 return self.send(200, out, "application/vnd.docker.multiplexed-stream")
         elif parts[0] == "images" and parts[-1] == "json":
             body = self.file("image.json")

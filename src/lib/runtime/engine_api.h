@@ -143,6 +143,8 @@ struct engine_log_opts {
 	long tail;       /* last N lines; < 0 for all */
 	time_t since;    /* only lines since this time; 0 for all */
 	size_t cap;      /* most bytes of text returned; 0 for 8 MiB */
+	long since_ns;   /* nanoseconds added to since */
+	bool timestamps; /* each line prefixed with its RFC 3339 time and a space */
 };
 /* The log text of container id (stdout and stderr interleaved as written),
  * into *text (owned by the caller). A log over cap is EXIT_RUNTIME. */

@@ -20,8 +20,10 @@ int engine_logs(struct engine *e, const char *id, const struct engine_log_opts *
 	bool tty = c.tty;
 	engine_container_free(&c);
 	_cleanup_free_ char *tail = o && o->tail >= 0 ? xasprintf("%ld", o->tail) : xstrdup("all");
-	_cleanup_free_ char *path = xasprintf("/containers/%s/logs?stdout=1&stderr=1&tail=%s&since=%lld",
-					      id, tail, o ? (long long)o->since : 0LL);
+	_cleanup_free_ char *path = xasprintf(
+		"/containers/%s/logs?stdout=1&stderr=1&tail=%s&since=%lld.%09ld%s", id, tail,
+		o ? (long long)o->since : 0LL, o ? o->since_ns : 0L,
+		o && o->timestamps ? "&timestamps=1" : "");
 	_cleanup_buf_ struct buf b;
 	buf_init(&b, o && o->cap ? o->cap : LOG_CAP_DEFAULT);
 	struct log_demux d;

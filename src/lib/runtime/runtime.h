@@ -13,6 +13,7 @@
 #include "engine_metrics.h"
 #include "fleet.h"
 #include "gateway_proc.h"
+#include "logstore.h"
 #include "memory.h"
 #include "serve_ops.h"
 #include "view.h"
