@@ -88,6 +88,9 @@ static json_t *summary(const struct gw_config *c, int port)
 			 "swap_max", c->swap_max, "iowait_max", c->iowait_max, "iowait_off_by_card",
 			 c->iowait_off_by_card);
 	json_object_set_new(o, "workers", json_integer(gw_worker_count(c)));
+	json_object_set_new(o, "connect_timeout_s", json_integer(c->connect_timeout_s));
+	json_object_set_new(o, "first_byte_timeout_s", json_integer(c->first_byte_timeout_s));
+	json_object_set_new(o, "max_buffered", json_integer((json_int_t)c->max_buffered));
 	json_object_set_new(o, "peers", peers_summary(c));
 	return o;
 }

@@ -224,12 +224,13 @@ kill "$held" 2>/dev/null
 wait "$held" 2>/dev/null
 # the client went away: its slot is free again once the gateway noticed
 write_env "EMBEDDER_PORT=$P_HANG
-LOBES_GATEWAY_READ_TIMEOUT=2"
+LOBES_GATEWAY_READ_TIMEOUT=2
+LOBES_GATEWAY_FIRST_BYTE_TIMEOUT=2"
 kill -HUP "$GW_PID"
 gw_wait_for reloads 2
 gw POST /v1/embeddings '{"model":"embedder","input":"x"}'
-is "$code" 503 "an engine silent past the read timeout: 503"
-like "$body" 'sent nothing for the read timeout' "saying it timed out"
+is "$code" 503 "an engine without an answer past the first-byte timeout: 503"
+like "$body" 'sent no answer within the first-byte timeout \(2 s' "saying it timed out"
 printf 'aliases:\n  vectors: [embedder\n' >"$D/gateway.yaml"
 kill -HUP "$GW_PID"
 gw_wait_for grep -q '"event":"reload-failed".*gateway.yaml:' "$GW_ERR"

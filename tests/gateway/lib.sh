@@ -4,7 +4,8 @@
 #   eng_start [engine.py args...]   start one on a free port; sets ENG_PORT,
 #       ENG_PID (killed when the test exits)
 #   eng_env DIR PORT [lines...]     a deploy dir whose cortex is on PORT
-#       (the other roles infeasible), with extra .env lines
+#       (hand on ENG_HAND_PORT when set; the other roles infeasible), with
+#       extra .env lines
 #   gw_hwm_kb                       the gateway's peak RSS (VmHWM) in kB
 ENG_PIDS=""
 trap 'gw_stop_all; for p in $ENG_PIDS; do kill -CONT "$p"; kill "$p"; done 2>/dev/null; rm -rf "$TMP"' EXIT
@@ -30,7 +31,12 @@ eng_env() {
 	{
 		printf 'LOBES_PROFILE=thor\nLOBES_CARD=thor\n'
 		printf 'CORTEX_FEASIBLE=true\nCORTEX_PORT=%s\nCORTEX_MODEL=x/cortex\n' "$port"
-		printf '%s_FEASIBLE=false\n' SENSES HAND EMBEDDER RERANKER
+		if [ -n "${ENG_HAND_PORT:-}" ]; then
+			printf 'HAND_FEASIBLE=true\nHAND_PORT=%s\nHAND_MODEL=x/hand\n' "$ENG_HAND_PORT"
+			printf '%s_FEASIBLE=false\n' SENSES EMBEDDER RERANKER
+		else
+			printf '%s_FEASIBLE=false\n' SENSES HAND EMBEDDER RERANKER
+		fi
 		printf 'LOBES_GATEWAY_HEALTH_INTERVAL_MS=200\n'
 		printf '%s\n' "$@"
 	} >"$dir/.env"

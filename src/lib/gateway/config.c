@@ -286,6 +286,7 @@ static int env_setting(struct gw_config *c, const struct env_file *e, const char
 	INT_KEY("LOBES_GATEWAY_MIN_UPLOAD_RATE", 0, 1L << 30, min_upload_rate);
 	INT_KEY("LOBES_GATEWAY_CONNECT_TIMEOUT", 1, 3600, connect_timeout_s);
 	INT_KEY("LOBES_GATEWAY_READ_TIMEOUT", 1, 86400, read_timeout_s);
+	INT_KEY("LOBES_GATEWAY_FIRST_BYTE_TIMEOUT", 1, 86400, first_byte_timeout_s);
 	INT_KEY("LOBES_GATEWAY_REQUEST_TIMEOUT", 0, 86400, request_timeout_s);
 	INT_KEY("LOBES_GATEWAY_IDLE_TIMEOUT", 1, 86400, idle_timeout_s);
 	INT_KEY("LOBES_GATEWAY_DRAIN_TIMEOUT", 0, 86400, drain_timeout_s);
@@ -420,7 +421,8 @@ struct gw_config *gw_config_load(const char *dir, const struct gw_overrides *o, 
 	c->max_conn_per_addr = 1024;
 	c->header_timeout_s = 10;
 	c->min_upload_rate = 1024;
-	c->connect_timeout_s = 5;
+	c->connect_timeout_s = 2;
+	c->first_byte_timeout_s = 300;
 	c->read_timeout_s = 600;
 	c->request_timeout_s = 0;
 	c->idle_timeout_s = 60;

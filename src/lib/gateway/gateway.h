@@ -79,7 +79,8 @@ struct gw_config {
 	int min_upload_rate;      /* bytes/s a request body must keep up (over 5 s windows) */
 	int workers;              /* LOBES_GATEWAY_WORKERS 1-64; 0: online CPUs, at most 8 */
 	int connect_timeout_s;    /* to an engine */
-	int read_timeout_s;       /* an engine silent this long ends the request */
+	int first_byte_timeout_s; /* an engine without its answer's head this long: 503 */
+	int read_timeout_s;       /* an engine silent this long (after the head) ends the request */
 	int request_timeout_s;    /* whole upstream request; 0 = none */
 	int idle_timeout_s;       /* an idle client connection */
 	int drain_timeout_s;      /* SIGTERM: in-flight requests get this long */

@@ -3,9 +3,13 @@
  * (upstream.c runs them from the loop's turn): the /health poll of each
  * feasible role through the worker's libcurl multi handle (every
  * health_interval_ms, each bounded by health_timeout_ms), which sets the
- * shared ready[] every worker reads, and the pressure readings (swap,
+ * shared ready[] and health[] every worker reads (a role known not ready is
+ * answered 503 at once, server.c, instead of a forward that would hang on a
+ * frozen engine), and the pressure readings (swap,
  * iowait) once a second. Split from upstream.c, which carries the relays.
  */
+#include <time.h>
+
 #include "upstream.h"
 
 static size_t discard(char *p, size_t s, size_t n, void *ud)
@@ -46,6 +50,17 @@ void upstream_health_done(struct upstream *u, struct health_xfer *h, CURLcode re
 	long code = 0;
 	curl_easy_getinfo(h->easy, CURLINFO_RESPONSE_CODE, &code);
 	bool up = res == CURLE_OK && code == 200;
+	int state = up ? HEALTH_OK
+		    : res == CURLE_OK ? (int)code
+		    : res == CURLE_OPERATION_TIMEDOUT ? HEALTH_TIMEOUT
+						      : HEALTH_NO_CONNECT;
+	int before = __atomic_exchange_n(&u->sh->health[h->role], state, __ATOMIC_RELAXED);
+	if (!up && (before == HEALTH_OK || before == HEALTH_UNKNOWN)) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		__atomic_store_n(&u->sh->down_since_ms[h->role],
+				 (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, __ATOMIC_RELAXED);
+	}
 	bool was = __atomic_exchange_n(&u->sh->ready[h->role], up, __ATOMIC_RELAXED);
 	curl_multi_remove_handle(u->multi, h->easy);
 	curl_easy_cleanup(h->easy);

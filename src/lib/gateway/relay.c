@@ -24,6 +24,7 @@
  * (503 peer_unavailable, 502 peer_auth_failed).
  */
 #include <string.h>
+#include <time.h>
 
 #include "../util/cleanup.h"
 #include "relay.h"
@@ -109,6 +110,34 @@ static ssize_t relay_read(void *cls, uint64_t pos, char *out, size_t max)
 	return 0;
 }
 
+bool relay_known_down(struct req *q, struct MHD_Connection *c, struct upstream_shared *sh,
+		      int role, enum MHD_Result *rc)
+{
+	int st = __atomic_load_n(&sh->health[role], __ATOMIC_RELAXED);
+	if (st == HEALTH_UNKNOWN || st == HEALTH_OK)
+		return false;
+	long long since = __atomic_load_n(&sh->down_since_ms[role], __ATOMIC_RELAXED);
+	time_t t = (time_t)(since / 1000);
+	struct tm tm;
+	char when[32] = "";
+	if (gmtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	_cleanup_free_ char *why =
+		st == HEALTH_TIMEOUT ? xasprintf("its /health did not answer within %d ms (frozen or "
+						 "overloaded)", q->cfg->health_timeout_ms)
+		: st == HEALTH_NO_CONNECT ? xstrdup("its /health could not be reached (down)")
+					  : xasprintf("its /health answered HTTP %d", st);
+	const char *name = role_name((enum role_id)role);
+	_cleanup_free_ char *m = xasprintf("the engine of role '%s' (127.0.0.1:%d) is not ready since %s: %s",
+					   name, q->cfg->roles[role].port, when, why);
+	json_t *extra = json_pack("{s:s, s:s}", "role", name, "not_ready_since", when);
+	const char *h[] = { "Retry-After", GW_RETRY_AFTER, NULL };
+	*rc = req_error(q, c, 503, "backend_unavailable", "backend_unavailable", m, extra, h);
+	json_decref(extra);
+	q->outcome = "not_ready";
+	return true;
+}
+
 /* Answer from the relay's state, or suspend until it changes. */
 enum MHD_Result relay_respond(struct req *q, struct MHD_Connection *c)
 {
@@ -134,12 +163,15 @@ enum MHD_Result relay_respond(struct req *q, struct MHD_Connection *c)
 		_cleanup_free_ char *why = xstrdup(*r->errbuf ? r->errbuf : curl_easy_strerror(res));
 		pthread_mutex_unlock(&r->mu);
 		struct proxy_err pe; /* peers.yaml: a proxied role names the peer */
-		if (proxy_err_down(q->cfg, q->role, stalled ? "it sent nothing for the read timeout" : why, &pe))
+		_cleanup_free_ char *fb = xasprintf("it sent no answer within the first-byte timeout "
+						    "(%d s, LOBES_GATEWAY_FIRST_BYTE_TIMEOUT)",
+						    q->cfg->first_byte_timeout_s);
+		if (proxy_err_down(q->cfg, q->role, stalled ? fb : why, &pe))
 			return req_proxy_err(q, c, &pe);
 		_cleanup_free_ char *m = xasprintf(
 			"the engine of role '%s' (127.0.0.1:%d) is unavailable: %s",
 			role_name((enum role_id)q->role), q->cfg->roles[q->role].port,
-			stalled ? "it sent nothing for the read timeout" : why);
+			stalled ? fb : why);
 		json_t *extra = json_pack("{s:s}", "role", role_name((enum role_id)q->role));
 		const char *h[] = { "Retry-After", GW_RETRY_AFTER, NULL };
 		enum MHD_Result rc = req_error(q, c, 503, "backend_unavailable", "backend_unavailable",
@@ -205,6 +237,7 @@ enum MHD_Result relay_start(struct req *q, struct MHD_Connection *c, struct gw_r
 	r->stream = rt->stream;
 	r->content_length = -1;
 	r->read_timeout_s = q->cfg->read_timeout_s;
+	r->first_byte_timeout_s = q->cfg->first_byte_timeout_s;
 	buf_init(&r->data, 0);
 	r->max_buffered = q->cfg->max_buffered;
 	if (rt->body) {

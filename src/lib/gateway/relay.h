@@ -84,6 +84,11 @@ void req_trace_log(struct req *q, json_t *line);
 /* Build the upstream request of a routed request, hand it to the engine side
  * of the worker and answer (or suspend) from its state. */
 enum MHD_Result relay_start(struct req *q, struct MHD_Connection *c, struct gw_route *rt);
+/* Is role's engine known not ready (its last /health poll failed)? Then
+ * answer 503 backend_unavailable with the reason and since when (*rc) and
+ * return true; before the first poll or when ready, false. */
+bool relay_known_down(struct req *q, struct MHD_Connection *c, struct upstream_shared *sh,
+		      int role, enum MHD_Result *rc);
 /* Answer from the relay's state, or suspend until it changes. */
 enum MHD_Result relay_respond(struct req *q, struct MHD_Connection *c);
 

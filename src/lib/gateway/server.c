@@ -114,6 +114,34 @@ static void body_add(struct gateway *g, struct req *q, const char *p, size_t n)
 	buf_add(&q->body, p, n);
 }
 
+/* A role known not ready (its engine's /health, or its peer's readiness
+ * poll, failed last) is answered 503 at once with the reason instead of a
+ * forward that would wait on a frozen engine; worker 0 is asked to poll
+ * again (at most once a second) so a recovery is seen soon. */
+static bool not_ready(struct gateway *g, struct req *q, struct MHD_Connection *c,
+		      const struct gw_route *rt, enum MHD_Result *rc)
+{
+	const char *why;
+	struct proxy_err pe;
+	bool down;
+	if (rt->proxied) {
+		down = proxy_role_down(g->pp, rt->role, &why) &&
+		       proxy_err_down(q->cfg, rt->role, why, &pe);
+		if (down) {
+			q->outcome = "not_ready";
+			*rc = req_proxy_err(q, c, &pe);
+		}
+		return down;
+	}
+	down = relay_known_down(q, c, &g->eng, rt->role, rc);
+	long long now = (long long)gw_now_ms();
+	if (down && now - __atomic_load_n(&g->eng.last_kick, __ATOMIC_RELAXED) > 1000) {
+		__atomic_store_n(&g->eng.last_kick, now, __ATOMIC_RELAXED);
+		upstream_poll_now(&g->lanes[0].up);
+	}
+	return down;
+}
+
 /* The whole body is in: route it and relay it, or answer the error. */
 static enum MHD_Result dispatch(struct gateway *g, struct req *q, struct MHD_Connection *c)
 {
@@ -159,6 +187,12 @@ static enum MHD_Result dispatch(struct gateway *g, struct req *q, struct MHD_Con
 			return req_error(q, c, 429, "server_busy", "server_busy", m, NULL, h);
 		}
 	}
+	q->log_role = rt.role;
+	enum MHD_Result rc;
+	if (not_ready(g, q, c, &rt, &rc)) {
+		gw_route_free(&rt);
+		return rc;
+	}
 	int n = __atomic_add_fetch(&g->role_inflight[rt.role], 1, __ATOMIC_SEQ_CST);
 	q->role = rt.role;
 	if (n > q->cfg->roles[rt.role].max_inflight) {
@@ -170,7 +204,7 @@ static enum MHD_Result dispatch(struct gateway *g, struct req *q, struct MHD_Con
 		return req_error(q, c, 429, "rate_limit_error", "concurrency_limit", m, NULL, h);
 	}
 	gw_metrics_relay_begin(g->metrics, rt.role, q->ep);
-	enum MHD_Result rc = relay_start(q, c, &rt);
+	rc = relay_start(q, c, &rt);
 	gw_route_free(&rt);
 	return rc;
 }

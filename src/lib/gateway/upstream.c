@@ -42,8 +42,12 @@
  * generation, never a pointer, so a stale event cannot reach a freed relay;
  * a detached relay's fd is never touched again (it may be reused).
  *
- * Read timeout: an engine silent for read_timeout_s (no byte) ends its
- * relay; a stream that had started gets an error event (relay.c).
+ * Timeouts: connecting is bounded by connect_timeout_s (libcurl); an engine
+ * that has not sent its answer's head within first_byte_timeout_s of the
+ * start ends its relay (503, relay.c), and one silent for read_timeout_s
+ * after its head ends it too (a stream that had started gets an error
+ * event). The two are apart so a long prefill may be given minutes while a
+ * stalled stream is still cut.
  */
 #include <errno.h>
 #include <string.h>
@@ -376,7 +380,12 @@ static void stall_scan(struct upstream *u, double now)
 {
 	for (size_t i = 0; i < u->n_slots; i++) {
 		struct relay *r = u->slots[i];
-		if (!r || r->paused || now - r->t_last_rx < r->read_timeout_s * 1000.0)
+		if (!r || r->paused)
+			continue;
+		/* before the head: the first-byte timeout (a long prefill); after
+		 * it: the read timeout between bytes */
+		int limit = r->head ? r->read_timeout_s : r->first_byte_timeout_s;
+		if (now - r->t_last_rx < limit * 1000.0)
 			continue;
 		pthread_mutex_lock(&r->mu);
 		r->stalled = true;

@@ -25,6 +25,7 @@
 #include "worker.h"
 
 enum { XFER_RELAY = 1, XFER_HEALTH = 2 };
+enum { HEALTH_UNKNOWN = 0, HEALTH_OK = 1, HEALTH_TIMEOUT = -1, HEALTH_NO_CONNECT = -2 };
 
 /* the epoll tag of the client-disconnect set in the loop's set */
 #define TAG_CLIENTS (1ull << 61)
@@ -49,7 +50,7 @@ struct relay {
 	struct curl_slist *hdrs;
 	char *url, *body;
 	size_t body_len;
-	int read_timeout_s;
+	int read_timeout_s, first_byte_timeout_s;
 	/* state, under mu */
 	bool suspended, detached, client_gone, head, done, stalled, paused, cancelled;
 	long status;
@@ -81,6 +82,13 @@ struct upstream_shared {
 	struct gw_live *live;        /* the settings */
 	struct gw_log *log;          /* health events */
 	bool ready[ROLE__COUNT];     /* atomic; worker 0 polls them */
+	/* what the last poll of each role said (worker 0 writes, all read; atomic):
+	 * HEALTH_UNKNOWN before the first, else HEALTH_OK, HEALTH_TIMEOUT,
+	 * HEALTH_NO_CONNECT or the HTTP status of a non-200 answer; and since
+	 * when (wall clock, ms) it has not been ready */
+	int health[ROLE__COUNT];
+	long long down_since_ms[ROLE__COUNT];
+	long long last_kick;         /* worker 0 was asked to poll again then (ms) */
 	int swap_x100, iowait_x100;  /* atomic; -1 unknown; worker 0 reads them */
 	long long buffered;          /* atomic: bytes allocated for request bodies and
 				      * relay buffers, charged against max_buffered */
