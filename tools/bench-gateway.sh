@@ -25,6 +25,11 @@ DUR=${DUR:-5}
 STREAMS=${STREAMS:-1000}
 FRAMES=${FRAMES:-20}
 INTERVAL_MS=${INTERVAL_MS:-200}
+for v in RUNS DUR STREAMS FRAMES INTERVAL_MS; do
+	case ${!v} in '' | *[!0-9]* | 0) echo "bench-gateway: $v='${!v}' is not a positive integer" >&2; exit 2 ;; esac
+done
+# a measuring tool that fails stops the bench: no table is written
+fail() { echo "bench-gateway: $1; no table written" >&2; [ -n "${2:-}" ] && sed 's/^/  /' "$2" >&2; exit 5; }
 for t in wrk nginx curl; do command -v $t >/dev/null || { echo "bench-gateway: $t is not installed" >&2; exit 3; }; done
 W=$(mktemp -d /tmp/lobes-bench-gw.XXXXXX)
 PIDS=""
@@ -78,6 +83,7 @@ CORTEX_MODEL=LiquidAI/LFM2.5-1.2B-Instruct
 LOBES_GATEWAY_PORT=$3
 LOBES_GATEWAY_MAX_INFLIGHT=4096
 LOBES_GATEWAY_MAX_CONNECTIONS=8192
+LOBES_GATEWAY_MAX_CONNECTIONS_PER_ADDRESS=8192
 EOF
 	chmod 600 "$1/.env"
 	"$LOBES" --dir "$1" gateway >"$1/out" 2>/dev/null &
@@ -147,11 +153,16 @@ for r in $(seq "$RUNS"); do
 	for c in 1 64 256; do
 		t=2; [ "$c" = 1 ] && t=1
 		for k in direct gateway nginx; do
-			wrk -t$t -c$c -d"${DUR}s" --latency -s "$W/post.lua" "http://127.0.0.1:${URL[$k]}/v1/chat/completions" >"$W/wrk.txt" 2>&1
+			wrk -t$t -c$c -d"${DUR}s" --latency -s "$W/post.lua" "http://127.0.0.1:${URL[$k]}/v1/chat/completions" >"$W/wrk.txt" 2>&1 ||
+				fail "wrk failed (exit $?) on $k c=$c" "$W/wrk.txt"
 			p50=$(awk '/^ +50%/ { print $2 }' "$W/wrk.txt")
 			p99=$(awk '/^ +99%/ { print $2 }' "$W/wrk.txt")
 			rps=$(awk '/^Requests\/sec:/ { print $2 }' "$W/wrk.txt")
 			bad=$(awk '/Non-2xx or 3xx responses:/ { print $NF }' "$W/wrk.txt")
+			[ -n "$p50" ] && [ -n "$p99" ] && awk -v r="${rps:-0}" 'BEGIN { exit !(r > 0) }' ||
+				fail "wrk returned no latency or no requests on $k c=$c" "$W/wrk.txt"
+			grep -q '^  Socket errors:' "$W/wrk.txt" && [ "$k" != direct ] &&
+				echo "bench-gateway: $k c=$c: $(grep '^  Socket errors:' "$W/wrk.txt")" >&2
 			echo "$k $c $(us "$p50") $(us "$p99") $rps ${bad:-0}" >>"$W/req.txt"
 			echo "run $r c=$c $k: p50 $p50 p99 $p99 $rps req/s non-2xx ${bad:-0}" >&2
 		done
@@ -179,7 +190,9 @@ for r in $(seq "$RUNS"); do
 		nginx) rss_watch $NG_PIDS >"$W/rss" & wp=$! ;;
 		*) echo 0 >"$W/rss" ;;
 		esac
-		res=$("$SSE" client "http://127.0.0.1:${SURL[$k]}/v1/chat/completions" "$STREAMS")
+		res=$("$SSE" client "http://127.0.0.1:${SURL[$k]}/v1/chat/completions" "$STREAMS") ||
+			fail "the SSE client failed on $k: $res"
+		printf '%s' "$res" | grep -Eq '"frames":[1-9]' || fail "the SSE client got no frames from $k: $res"
 		rm -f "$W/watch"
 		[ -n "$wp" ] && wait "$wp"
 		echo "$k $res $(cat "$W/rss")" >>"$W/sse.txt"
@@ -219,15 +232,17 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
 	echo
 	echo "## Requests (wrk, POST /v1/chat/completions)"
 	echo
-	echo "| concurrency | target | p50 µs | p99 µs | added p50 µs | added p99 µs | req/s | req/s vs direct |"
-	echo "|---|---|---|---|---|---|---|---|"
+	echo "| concurrency | target | p50 µs | p99 µs | added p50 µs | added p99 µs | req/s | req/s vs direct | req/s vs nginx |"
+	echo "|---|---|---|---|---|---|---|---|---|"
 	for c in 1 64 256; do
 		d50=$(col "$W/req.txt" direct $c 3) d99=$(col "$W/req.txt" direct $c 4) drps=$(col "$W/req.txt" direct $c 5)
+		nrps=$(col "$W/req.txt" nginx $c 5)
 		for k in direct gateway nginx; do
 			p50=$(col "$W/req.txt" $k $c 3) p99=$(col "$W/req.txt" $k $c 4) rps=$(col "$W/req.txt" $k $c 5)
-			a50="—" a99="—"
+			a50="—" a99="—" vn="—"
 			[ $k != direct ] && a50=$(sub "$p50" "$d50") a99=$(sub "$p99" "$d99")
-			echo "| $c | $k | $(f1 "$p50") | $(f1 "$p99") | $a50 | $a99 | $(f1 "$rps") | $(ratio "$rps" "$drps") |"
+			[ $k = gateway ] && vn=$(ratio "$rps" "$nrps")
+			echo "| $c | $k | $(f1 "$p50") | $(f1 "$p99") | $a50 | $a99 | $(f1 "$rps") | $(ratio "$rps" "$drps") | $vn |"
 		done
 	done
 	echo
