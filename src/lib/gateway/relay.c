@@ -259,7 +259,7 @@ enum MHD_Result relay_start(struct req *q, struct MHD_Connection *c, struct gw_r
 	r->hdrs = curl_slist_append(r->hdrs, ha);
 	r->hdrs = req_trace_headers(q, r->hdrs); /* X-Request-Id, traceparent, tracestate */
 	r->hdrs = curl_slist_append(r->hdrs, "Expect:");
-	CURL *e = r->easy = curl_easy_init();
+	CURL *e = r->easy = upstream_easy_get(q->up);
 	curl_easy_setopt(e, CURLOPT_URL, r->url);
 	curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
 	curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);

@@ -102,7 +102,7 @@ void relay_unref(struct relay *r)
 	if (left > 0)
 		return;
 	if (r->easy)
-		curl_easy_cleanup(r->easy);
+		upstream_easy_put(r->up, r->easy);
 	curl_slist_free_all(r->hdrs);
 	free(r->url);
 	free(r->body);
@@ -111,6 +111,30 @@ void relay_unref(struct relay *r)
 	upstream_budget_give(r->up->sh, r->charged);
 	pthread_mutex_destroy(&r->mu);
 	free(r);
+}
+
+CURL *upstream_easy_get(struct upstream *u)
+{
+	CURL *e = NULL;
+	pthread_mutex_lock(&u->qmu);
+	if (u->n_easy_pool)
+		e = u->easy_pool[--u->n_easy_pool];
+	pthread_mutex_unlock(&u->qmu);
+	if (!e)
+		return curl_easy_init();
+	curl_easy_reset(e);
+	return e;
+}
+
+void upstream_easy_put(struct upstream *u, CURL *e)
+{
+	pthread_mutex_lock(&u->qmu);
+	bool kept = u->multi && u->n_easy_pool < UPSTREAM_EASY_POOL;
+	if (kept)
+		u->easy_pool[u->n_easy_pool++] = e;
+	pthread_mutex_unlock(&u->qmu);
+	if (!kept)
+		curl_easy_cleanup(e);
 }
 
 /* Tell the client side that r's state changed (r->mu held). */
@@ -560,8 +584,13 @@ void upstream_free(struct upstream *u)
 	free(u->q_unpause);
 	free(u->slots);
 	free(u->gens);
-	curl_multi_cleanup(u->multi);
-	u->multi = NULL;
+	pthread_mutex_lock(&u->qmu);
+	while (u->n_easy_pool)
+		curl_easy_cleanup(u->easy_pool[--u->n_easy_pool]);
+	CURLM *m = u->multi;
+	u->multi = NULL; /* every relay has ended: nothing is put back after this */
+	pthread_mutex_unlock(&u->qmu);
+	curl_multi_cleanup(m);
 	close(u->epfd);
 	u->epfd = -1;
 	pthread_mutex_destroy(&u->qmu);

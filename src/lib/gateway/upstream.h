@@ -32,6 +32,8 @@ enum { HEALTH_UNKNOWN = 0, HEALTH_OK = 1, HEALTH_TIMEOUT = -1, HEALTH_NO_CONNECT
 
 struct upstream;
 
+#define UPSTREAM_EASY_POOL 64
+
 struct relay {
 	int kind; /* XFER_RELAY: first, so CURLOPT_PRIVATE tells kinds apart */
 	pthread_mutex_t mu;
@@ -115,6 +117,10 @@ struct upstream {
 	struct relay **q_new, **q_cancel, **q_unpause;
 	size_t n_new, n_cancel, n_unpause, a_new, a_cancel, a_unpause;
 	bool cancel_all;
+	/* easy handles of ended relays, kept for the next ones (under qmu):
+	 * curl_easy_init per request was a measured cost of the relay path */
+	CURL *easy_pool[UPSTREAM_EASY_POOL];
+	int n_easy_pool;
 	/* active relays by slot (loop only) */
 	struct relay **slots;
 	unsigned *gens;
@@ -141,6 +147,10 @@ void upstream_cancel_all(struct upstream *u);
 /* Poll the engines' /health at once (after a reload). */
 void upstream_poll_now(struct upstream *u);
 void relay_unref(struct relay *r);
+/* An easy handle for a new relay (reset, from the pool or new), and one
+ * given back by a relay that ended (out of the multi handle). */
+CURL *upstream_easy_get(struct upstream *u);
+void upstream_easy_put(struct upstream *u, CURL *e);
 
 /* ---- health.c: worker 0's background readings (loop only) ---- */
 
