@@ -4,6 +4,7 @@
 with 200, and any POST with what its options script.
 
     engine.py [--port N] [--big BYTES] [--head-delay S] [--body-delay S]
+              [--models NAME,...] [--tls CERT KEY]
 
 --big BYTES   the POST answer is an SSE stream of BYTES bytes (1 KiB frames
               `data: NNNNNNNN xxx…\\n\\n`, numbered from 0), written as fast
@@ -11,12 +12,16 @@ with 200, and any POST with what its options script.
               or push back); slowread.py checks it.
 --head-delay  seconds before the answer's head (a long prefill)
 --body-delay  seconds between the head and the body (a stall)
+--models      GET /v1/models lists these ids (a peer gateway's roles)
+--tls         serve https with this certificate and key (PEM)
 Otherwise the POST answer is a small chat completion.
 It prints `port N` once listening (port 0: any free one) and runs until
 killed.
 """
 import argparse
 import http.server
+import json
+import ssl
 import socketserver
 import sys
 import time
@@ -43,7 +48,9 @@ class H(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self):
-        self.small(200, b'{"object":"list","data":[]}' if self.path == "/v1/models" else b"{}")
+        models = [{"id": m, "object": "model", "root": "x/" + m} for m in A.models.split(",") if m]
+        self.small(200, json.dumps({"object": "list", "data": models}).encode()
+                   if self.path == "/v1/models" else b"{}")
 
     def do_POST(self):
         n = int(self.headers.get("Content-Length") or 0)
@@ -79,8 +86,14 @@ p.add_argument("--port", type=int, default=0)
 p.add_argument("--big", type=int, default=0)
 p.add_argument("--head-delay", type=float, default=0)
 p.add_argument("--body-delay", type=float, default=0)
+p.add_argument("--models", default="")
+p.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
 A = p.parse_args()
 srv = S(("127.0.0.1", A.port), H)
+if A.tls:
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(A.tls[0], A.tls[1])
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
 print("port %d" % srv.server_address[1], flush=True)
 try:
     srv.serve_forever()

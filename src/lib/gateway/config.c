@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../knowledge/knowledge.h"
 #include "../deploy/deploy.h"
@@ -59,6 +60,7 @@ void gw_config_unref(struct gw_config *c)
 	free(c->profile);
 	free(c->card);
 	free(c->bind);
+	free(c->peer_ca_file);
 	if (c->key) {
 		explicit_bzero(c->key, strlen(c->key));
 		free(c->key);
@@ -308,6 +310,16 @@ static int env_setting(struct gw_config *c, const struct env_file *e, const char
 	if (b) {
 		free(c->bind);
 		c->bind = xstrdup(b->value);
+	}
+	const struct env_entry *ca = env_find(e, "LOBES_GATEWAY_PEER_CA_FILE");
+	if (ca && *ca->value) { /* relative to the deploy dir */
+		char *p = ca->value[0] == '/' ? xstrdup(ca->value) : xasprintf("%s/%s", c->dir, ca->value);
+		free(c->peer_ca_file);
+		c->peer_ca_file = p;
+		if (access(p, R_OK) != 0)
+			return err_set(err, EXIT_CONFIG, "%s:%d: LOBES_GATEWAY_PEER_CA_FILE '%s' cannot be "
+				       "read: %s; expected a PEM file of the CAs that sign the peers' "
+				       "https certificates", path, ca->line, ca->value, strerror(errno));
 	}
 	for (int r = 0; r < ROLE__COUNT; r++) {
 		_cleanup_free_ char *k = env_key((enum role_id)r, "x");

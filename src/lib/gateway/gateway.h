@@ -67,6 +67,7 @@ struct gw_config {
 	char *dir;
 	char *profile, *card;
 	char *bind;      /* LOBES_GATEWAY_BIND, default 127.0.0.1 */
+	char *peer_ca_file; /* LOBES_GATEWAY_PEER_CA_FILE: CAs for https peers (NULL: the system's) */
 	int port;        /* LOBES_GATEWAY_PORT, default 8000 */
 	char *key;       /* the API key (NULL: none); never printed, never forwarded */
 	char *key_source; /* "file /x/gateway.key" or ".env LOBES_GATEWAY_API_KEY" */

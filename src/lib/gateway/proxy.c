@@ -70,6 +70,8 @@ static long fetch_models(struct peer_poll *pp, const struct gw_config *c, const 
 	curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, abort_if_stopping);
 	curl_easy_setopt(e, CURLOPT_XFERINFODATA, pp);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	if (c->peer_ca_file)
+		curl_easy_setopt(e, CURLOPT_CAINFO, c->peer_ca_file);
 	long code = 0;
 	if (curl_easy_perform(e) == CURLE_OK)
 		curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);

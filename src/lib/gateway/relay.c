@@ -270,7 +270,11 @@ enum MHD_Result relay_start(struct req *q, struct MHD_Connection *c, struct gw_r
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, (long)q->cfg->connect_timeout_s);
 	if (q->cfg->request_timeout_s)
 		curl_easy_setopt(e, CURLOPT_TIMEOUT, (long)q->cfg->request_timeout_s);
-	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http");
+	/* a peer may be https (verified against the system's CAs or
+	 * LOBES_GATEWAY_PEER_CA_FILE); an engine on this box is http */
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, peer ? "http,https" : "http");
+	if (peer && q->cfg->peer_ca_file)
+		curl_easy_setopt(e, CURLOPT_CAINFO, q->cfg->peer_ca_file);
 	q->relay = r;
 	q->state = R_WAIT;
 	upstream_submit(q->up, r);
