@@ -29,8 +29,8 @@ like "$res" "\"status\": 200, \"bytes\": $BIG, \"frames\": [0-9]+, \"ok\": true"
 	"a $BIG-byte stream read at $RATE B/s arrives whole and in order"
 hwm=$(gw_hwm_kb)
 echo "# gateway peak RSS: before ${before} kB, after the stream ${hwm} kB; client: $res"
-ok $([ "$hwm" -lt 65536 ]; echo $?) "the gateway's peak RSS stays below 64 MB (${hwm} kB)"
-ok $([ "$hwm" -lt $((before + 16384)) ]; echo $?) "and within 16 MB of what it was before the stream"
+rss_ok $([ "$hwm" -lt 65536 ]; echo $?) "the gateway's peak RSS stays below 64 MB (${hwm} kB)"
+rss_ok $([ "$hwm" -lt $((before + 16384)) ]; echo $?) "and within 16 MB of what it was before the stream"
 like "$(grep '"path":"/v1/chat/completions"' "$GW_ERR" | tail -1)" "\"status\":200,\"bytes\":$BIG,\"outcome\":\"ok\"" \
 	"the access line counts every byte, outcome ok"
 gw_stop_all
