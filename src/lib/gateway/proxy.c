@@ -150,14 +150,13 @@ bool proxy_role_down(struct peer_poll *pp, int role, const char **why)
 	if (!pp || role < 0 || role >= ROLE__COUNT)
 		return false;
 	pthread_mutex_lock(&pp->mu);
-	long st = pp->last_status[role];
-	/* a key the peer rejects is answered by the relay (502 peer_auth_failed) */
-	bool down = !pp->ready[role] && st >= 0 && st != 401 && st != 403;
+	/* only a peer that did not answer at all: one that answers gives its
+	 * own answer through the relay (its 404 role_infeasible, 508 loop,
+	 * 503; a rejected key is 502 peer_auth_failed) */
+	bool down = !pp->ready[role] && pp->last_status[role] == 0;
 	pthread_mutex_unlock(&pp->mu);
 	if (down)
-		*why = st == 0	    ? "it did not answer its last readiness poll (its /v1/models)"
-		       : st != 200 ? "its last readiness poll got an unexpected status"
-				   : "it does not list the role as ready";
+		*why = "it did not answer its last readiness poll (its /v1/models)";
 	return down;
 }
 

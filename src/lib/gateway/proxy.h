@@ -26,8 +26,9 @@ void proxy_poll_stop(struct peer_poll *pp);
 json_t *proxy_caps_overlay(struct peer_poll *pp, const struct gw_config *c, json_t *caps);
 json_t *proxy_models_overlay(struct peer_poll *pp, const struct gw_config *c, json_t *models);
 
-/* Is a proxied role known not ready (polled, and the peer did not answer or
- * does not list it; a rejected key is not "down")? *why says which. */
+/* Is a proxied role known not ready because its peer did not answer its
+ * last readiness poll (unreachable, frozen, an untrusted certificate)? *why
+ * says so. A peer that answers is asked: its own answer is relayed. */
 bool proxy_role_down(struct peer_poll *pp, int role, const char **why);
 
 /* A request whose `model` is the served checkpoint id a peer reported for a
