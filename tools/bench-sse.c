@@ -64,7 +64,7 @@ static enum MHD_Result src_request(void *cls, struct MHD_Connection *c, const ch
 				   const char *method, const char *version, const char *upload,
 				   size_t *upload_size, void **con_cls)
 {
-	(void)cls, (void)url, (void)method, (void)version, (void)upload;
+	(void)cls, (void)method, (void)version, (void)upload;
 	if (!*con_cls) {
 		*con_cls = c;
 		return MHD_YES;
@@ -72,6 +72,12 @@ static enum MHD_Result src_request(void *cls, struct MHD_Connection *c, const ch
 	if (*upload_size) {
 		*upload_size = 0;
 		return MHD_YES;
+	}
+	if (!strcmp(url, "/health")) { /* the gateway's readiness poll: ready */
+		struct MHD_Response *h = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+		enum MHD_Result hr = MHD_queue_response(c, 200, h);
+		MHD_destroy_response(h);
+		return hr;
 	}
 	struct src *s = calloc(1, sizeof(*s));
 	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 256, src_read, s,

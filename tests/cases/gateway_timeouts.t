@@ -44,7 +44,8 @@ is "$code" 503 "a request for the frozen role: 503 at once, not a forward"
 like "$body" "is not ready since [0-9-]+T[0-9:]+Z: its /health did not answer within 500 ms" \
 	"with the reason and since when"
 like "$body" '"not_ready_since":"[0-9-]+T[0-9:]+Z"' "and since when as a member"
-like "$(grep '"role":"cortex"' "$GW_ERR" | tail -1)" '"outcome":"not_ready"' "the access line says not_ready"
+like "$(grep '"role":"cortex"' "$GW_ERR" | tail -1)" '"status":503,.*"outcome":"backend_unavailable","upstream_ms":null' \
+	"the access line: 503 backend_unavailable, no upstream time (nothing was forwarded)"
 kill -CONT "$CORTEX_PID"
 gw_wait_for eval 'gw POST /v1/chat/completions "{\"model\":\"cortex\",$CHAT}"; [ "$code" = 200 ]'
 ok $? "once the engine thaws, its role is served again"

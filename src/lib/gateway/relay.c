@@ -134,7 +134,6 @@ bool relay_known_down(struct req *q, struct MHD_Connection *c, struct upstream_s
 	const char *h[] = { "Retry-After", GW_RETRY_AFTER, NULL };
 	*rc = req_error(q, c, 503, "backend_unavailable", "backend_unavailable", m, extra, h);
 	json_decref(extra);
-	q->outcome = "not_ready";
 	return true;
 }
 

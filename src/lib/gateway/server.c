@@ -127,10 +127,8 @@ static bool not_ready(struct gateway *g, struct req *q, struct MHD_Connection *c
 	if (rt->proxied) {
 		down = proxy_role_down(g->pp, rt->role, &why) &&
 		       proxy_err_down(q->cfg, rt->role, why, &pe);
-		if (down) {
-			q->outcome = "not_ready";
+		if (down)
 			*rc = req_proxy_err(q, c, &pe);
-		}
 		return down;
 	}
 	down = relay_known_down(q, c, &g->eng, rt->role, rc);
