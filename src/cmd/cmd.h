@@ -35,6 +35,12 @@ struct command {
 	const char *help;     /* the options, printed by `lobes VERB -h` and the man page */
 };
 
+/* The command table and the global help's sections (table.c). */
+extern const struct command cmd_table[];
+extern const size_t cmd_table_len;
+extern const char *const cmd_exit_codes_help;
+extern const char *const cmd_environment_help;
+
 /* Print the usage of ctx->cmd to stream. */
 void cmd_usage(const struct ctx *ctx, FILE *stream);
 /* Report a usage error ("lobes VERB: MSG", then the synopsis) and return 2. */
