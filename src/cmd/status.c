@@ -49,25 +49,6 @@ static void fmt_uptime(long long s, char *out, size_t n)
 		snprintf(out, n, "%lldd%02lldh", s / 86400, s % 86400 / 3600);
 }
 
-/* The container serving role: by lobes.role, else by service name;
- * a running one before any other. NULL when there is none. */
-static const struct engine_container *find_role(const struct engine_container_list *l,
-						const char *role)
-{
-	const struct engine_container *any = NULL;
-	for (size_t i = 0; i < l->n; i++) {
-		const struct engine_container *c = &l->c[i];
-		bool match = *c->role ? strcmp(c->role, role) == 0 : strcmp(c->service, role) == 0;
-		if (!match)
-			continue;
-		if (strcmp(c->state, "running") == 0)
-			return c;
-		if (!any)
-			any = c;
-	}
-	return any;
-}
-
 /* Role entry for the JSON result. c: its container (NULL: none); reachable:
  * whether the engine answered. Sets "ok" and, when not ok, "problem". */
 static json_t *role_status(const char *role, const struct env_file *env,
@@ -293,7 +274,8 @@ CMD(status)
 			seen = seen || strcmp(jstr(r, "role"), role) == 0;
 		if (seen)
 			continue;
-		r = role_status(role, &env, reachable ? find_role(&l, role) : NULL, reachable, now);
+		r = role_status(role, &env, reachable ? engine_container_for_role(&l, role) : NULL,
+				reachable, now);
 		if (json_is_true(json_object_get(r, "feasible")))
 			n_feasible++;
 		if (!json_is_true(json_object_get(r, "ok")))

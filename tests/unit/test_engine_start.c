@@ -187,12 +187,32 @@ static void test_compose_create(void **state)
 	rmdir(dir);
 }
 
+/* The container of a role: by its lobes.role label, else by its service
+ * name; a running one before an exited one whatever the order; none. */
+static void test_container_for_role(void **state)
+{
+	(void)state;
+	struct engine_container c[4] = { 0 };
+	c[0] = (struct engine_container){ .role = (char *)"cortex", .service = (char *)"x", .state = (char *)"exited" };
+	c[1] = (struct engine_container){ .role = (char *)"", .service = (char *)"hand", .state = (char *)"running" };
+	c[2] = (struct engine_container){ .role = (char *)"cortex", .service = (char *)"y", .state = (char *)"running" };
+	c[3] = (struct engine_container){ .role = (char *)"senses", .service = (char *)"cortex", .state = (char *)"running" };
+	struct engine_container_list l = { c, 4 };
+	assert_ptr_equal(engine_container_for_role(&l, "cortex"), &c[2]); /* running, label first */
+	assert_ptr_equal(engine_container_for_role(&l, "hand"), &c[1]);   /* no label: the service */
+	assert_ptr_equal(engine_container_for_role(&l, "senses"), &c[3]);
+	assert_null(engine_container_for_role(&l, "embedder"));
+	l.n = 1;
+	assert_ptr_equal(engine_container_for_role(&l, "cortex"), &c[0]); /* an exited one when alone */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_start, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreachable, setup, teardown),
 		cmocka_unit_test(test_compose_create),
+		cmocka_unit_test(test_container_for_role),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

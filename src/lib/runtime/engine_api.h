@@ -87,6 +87,10 @@ struct engine_container_list {
 
 void engine_container_free(struct engine_container *c);
 void engine_container_list_free(struct engine_container_list *l);
+/* The container of l serving role: matched by its lobes.role label, else by
+ * its compose service name; a running one before any other; NULL: none. */
+const struct engine_container *engine_container_for_role(const struct engine_container_list *l,
+							 const char *role);
 
 /* Parse a GET /containers/json body into l (ids, names, labels, state and
  * image only: the rest needs an inspect). A body that is not a JSON array

@@ -141,6 +141,22 @@ void engine_container_list_free(struct engine_container_list *l)
 	l->n = 0;
 }
 
+const struct engine_container *engine_container_for_role(const struct engine_container_list *l,
+							 const char *role)
+{
+	const struct engine_container *any = NULL;
+	for (size_t i = 0; i < l->n; i++) {
+		const struct engine_container *c = &l->c[i];
+		if (strcmp(*c->role ? c->role : c->service, role) != 0)
+			continue;
+		if (strcmp(c->state, "running") == 0)
+			return c;
+		if (!any)
+			any = c;
+	}
+	return any;
+}
+
 static void set_str(char **dst, char *val)
 {
 	free(*dst);

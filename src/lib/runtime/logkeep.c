@@ -83,23 +83,6 @@ static bool after(long long s1, long n1, long long s2, long n2)
 	return s1 > s2 || (s1 == s2 && n1 > n2);
 }
 
-/* The container serving role (a running one first). */
-static const struct engine_container *find(const struct engine_container_list *l,
-					   const char *role)
-{
-	const struct engine_container *any = NULL;
-	for (size_t i = 0; i < l->n; i++) {
-		const struct engine_container *c = &l->c[i];
-		if (strcmp(*c->role ? c->role : c->service, role) != 0)
-			continue;
-		if (strcmp(c->state, "running") == 0)
-			return c;
-		if (!any)
-			any = c;
-	}
-	return any;
-}
-
 /* Write the lines of text stamped after r's last line: those before
  * `until` (NULL: no bound) to r's boot. Returns the first line not taken
  * (at or after until), or the end. */
@@ -226,7 +209,7 @@ int logkeep_pass(struct logkeep *k, struct engine *en, size_t *lines, struct err
 		return -1;
 	int rc = 0;
 	for (size_t i = 0; i < k->n && rc == 0; i++) {
-		const struct engine_container *c = find(&l, k->roles[i]);
+		const struct engine_container *c = engine_container_for_role(&l, k->roles[i]);
 		if (c)
 			rc = pass_role(k, i, en, c, lines, err);
 	}

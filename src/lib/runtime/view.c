@@ -17,24 +17,6 @@
 
 #define EXPLAIN_TAIL 4000 /* log lines handed to explain */
 
-/* The container serving role: by lobes.role, else by service name; a
- * running one before any other. */
-static const struct engine_container *find_role(const struct engine_container_list *l,
-						const char *role)
-{
-	const struct engine_container *any = NULL;
-	for (size_t i = 0; i < l->n; i++) {
-		const struct engine_container *c = &l->c[i];
-		if (strcmp(*c->role ? c->role : c->service, role) != 0)
-			continue;
-		if (strcmp(c->state, "running") == 0)
-			return c;
-		if (!any)
-			any = c;
-	}
-	return any;
-}
-
 static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
 {
 	return buf_add(ud, p, size * nmemb) < 0 ? 0 : size * nmemb;
@@ -177,7 +159,7 @@ void view_sample(struct view *v, const struct fleet *f, const struct knowledge *
 		vr->feasible = f->roles[r].feasible;
 		vr->port = f->roles[r].port;
 		vr->model = xstrdup(f->roles[r].model ? f->roles[r].model : "");
-		const struct engine_container *c = v->engine_ok ? find_role(&l, role_name(r)) : NULL;
+		const struct engine_container *c = v->engine_ok ? engine_container_for_role(&l, role_name(r)) : NULL;
 		look_role(vr, c, k, before, timeout_ms);
 		if (vr->ready || !c || !explain)
 			continue;
