@@ -5,7 +5,8 @@
 # LOBES_GATEWAY_PEER_CA_FILE naming that CA the proxied role is ready and
 # answered through TLS; without it the peer's certificate is not trusted and
 # the role is 503 peer_unavailable (never an unverified connection); a CA
-# file that cannot be read is refused by --check at its line.
+# file that cannot be read is refused by --check at its line; `status
+# --fleet` and doctor's link checks use the same CA file.
 . "${LOBES_SRC:-.}/tests/lib.sh"
 . "$SRC/tests/standin/lib.sh"
 . "$SRC/tests/gateway_lib.sh"
@@ -52,6 +53,13 @@ ok $? "the https peer's role is ready (its /v1/models read over TLS, verified)"
 gw POST /v1/chat/completions '{"model":"hand","messages":[{"role":"user","content":"hi"}]}'
 is "$code" 200 "a chat for the proxied role is answered through the https peer"
 like "$body" '"content":"ok"' "with the peer's answer"
+# the fleet view and doctor's link checks ask the peer with the same CA
+run "$LOBES" --dir "$D" --json status --fleet
+like "$(printf '%s' "$out" | tr -d ' \n')" '"name":"spark","origin":"https://127.0.0.1:[0-9]+","self":false,"reachable":true' \
+	"status --fleet reaches the https peer, verified with the CA file"
+run "$LOBES" --dir "$D" doctor
+like "$out" "peer 'spark' \(https://127.0.0.1:$P_PEER\) answers" "doctor: the https peer answers"
+like "$out" "peer 'spark' accepts the key" "doctor: and accepts the key, over TLS"
 gw_stop_all
 
 eng_env "$D" "$ENG_PORT"
@@ -62,4 +70,7 @@ ok $? "the peer's certificate is not trusted: its role is not ready"
 gw POST /v1/chat/completions '{"model":"hand","messages":[{"role":"user","content":"hi"}]}'
 is "$code" 503 "and a chat for it is 503, never sent unverified"
 like "$body" '"code":"peer_unavailable"' "peer_unavailable"
+run "$LOBES" --dir "$D" --json status --fleet
+like "$(printf '%s' "$out" | tr -d ' \n')" '"name":"spark",[^}]*"reachable":false,"error":"[^"]*certificate' \
+	"without the CA file status --fleet does not trust the peer either"
 done_testing

@@ -26,8 +26,8 @@ static size_t collect(char *p, size_t s, size_t n, void *ud)
 	return buf_add(ud, p, s * n) < 0 ? 0 : s * n;
 }
 
-long gw_http_get_json(const char *url, const char *bearer, int timeout_ms, json_t **out,
-		      char *why, size_t whyn)
+long gw_http_get_json(const char *url, const char *bearer, const char *ca_file, int timeout_ms,
+		      json_t **out, char *why, size_t whyn)
 {
 	*out = NULL;
 	struct buf b;
@@ -48,6 +48,8 @@ long gw_http_get_json(const char *url, const char *bearer, int timeout_ms, json_
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, &b);
 	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, eb);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	if (ca_file)
+		curl_easy_setopt(e, CURLOPT_CAINFO, ca_file);
 	long code = 0;
 	CURLcode rc = curl_easy_perform(e);
 	if (rc == CURLE_OK)
@@ -99,13 +101,13 @@ static json_t *box_cells(json_t *caps)
 	return cells;
 }
 
-static json_t *ask_box(const char *name, const char *origin, bool self, int timeout_ms,
-		       json_t **cells)
+static json_t *ask_box(const char *name, const char *origin, bool self, const char *ca_file,
+		       int timeout_ms, json_t **cells)
 {
 	_cleanup_free_ char *url = xasprintf("%s/capabilities", origin);
 	json_t *caps = NULL;
 	char why[CURL_ERROR_SIZE + 32] = "";
-	long code = gw_http_get_json(url, NULL, timeout_ms, &caps, why, sizeof(why));
+	long code = gw_http_get_json(url, NULL, ca_file, timeout_ms, &caps, why, sizeof(why));
 	bool ok = code == 200 && json_is_object(caps);
 	json_t *b = json_pack("{s:s, s:s, s:b, s:b}", "name", name, "origin", origin, "self", self,
 			      "reachable", ok);
@@ -128,11 +130,11 @@ json_t *gw_fleet(const struct gw_config *c, int timeout_ms)
 	json_t *boxes = json_array(), *cols = json_array();
 	_cleanup_free_ char *self = gw_local_origin(c);
 	json_t *cells;
-	json_array_append_new(boxes, ask_box(gw_box_name(c), self, true, timeout_ms, &cells));
+	json_array_append_new(boxes, ask_box(gw_box_name(c), self, true, c->peer_ca_file, timeout_ms, &cells));
 	json_array_append_new(cols, cells ? cells : json_null());
 	for (size_t i = 0; c->peers && i < c->peers->n; i++) {
 		const struct gw_peer *p = &c->peers->v[i];
-		json_array_append_new(boxes, ask_box(p->name, p->origin, false, timeout_ms, &cells));
+		json_array_append_new(boxes, ask_box(p->name, p->origin, false, c->peer_ca_file, timeout_ms, &cells));
 		json_array_append_new(cols, cells ? cells : json_null());
 	}
 	json_t *roles = json_array();
@@ -170,7 +172,7 @@ json_t *gw_fleet_links(const struct gw_config *c, int timeout_ms)
 		_cleanup_free_ char *cu = xasprintf("%s/capabilities", p->origin);
 		json_t *caps = NULL;
 		char why[CURL_ERROR_SIZE + 32] = "";
-		long code = gw_http_get_json(cu, NULL, timeout_ms, &caps, why, sizeof(why));
+		long code = gw_http_get_json(cu, NULL, c->peer_ca_file, timeout_ms, &caps, why, sizeof(why));
 		if (code != 200 || !json_is_object(caps)) {
 			finding(out, "peer-reachable", "error", p->name,
 				xasprintf("peer '%s' (%s) is not reachable: %s", p->name, p->origin, why));
@@ -181,7 +183,7 @@ json_t *gw_fleet_links(const struct gw_config *c, int timeout_ms)
 		if (p->key) {
 			_cleanup_free_ char *mu = xasprintf("%s/v1/models", p->origin);
 			json_t *m = NULL;
-			long kc = gw_http_get_json(mu, p->key, timeout_ms, &m, why, sizeof(why));
+			long kc = gw_http_get_json(mu, p->key, c->peer_ca_file, timeout_ms, &m, why, sizeof(why));
 			json_decref(m);
 			if (kc == 401 || kc == 403)
 				finding(out, "peer-key", "error", p->name,

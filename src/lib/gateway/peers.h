@@ -65,10 +65,12 @@ const char *gw_box_name(const struct gw_config *c);
 
 /* ---- the fleet (fleet.c) ---- */
 
-/* GET url (bounded; with a bearer key when given). Returns the HTTP status,
- * 0 when there was no answer (*why says why); *out the JSON body or NULL. */
-long gw_http_get_json(const char *url, const char *bearer, int timeout_ms, json_t **out,
-		      char *why, size_t whyn);
+/* GET url (bounded; with a bearer key when given; an https url verified
+ * against ca_file when given, else the system's CAs). Returns the HTTP
+ * status, 0 when there was no answer (*why says why); *out the JSON body or
+ * NULL. */
+long gw_http_get_json(const char *url, const char *bearer, const char *ca_file, int timeout_ms,
+		      json_t **out, char *why, size_t whyn);
 /* This box's gateway as a client on this box reaches it. */
 char *gw_local_origin(const struct gw_config *c);
 /* {boxes: [{name, origin, self, reachable, profile, card, error?}],
