@@ -6,8 +6,9 @@
 # corpus/; bodies that cannot be read as header; train causes from the
 # vocabulary; split 1 (heldout/, consumed: training data since
 # 2026-12-03) unchanged since its freeze but for cause-shown header lines;
-# and heldout2/ (the held-out split): 62 excerpts, one per source, none
-# used by another split, each batch unchanged since its freeze commit.
+# and heldout2/ (split 2, consumed: training data since 2026-12-03): 62
+# excerpts, one per source, none used by another split, each batch
+# unchanged since its freeze commit.
 . "${LOBES_SRC:-.}/tests/lib.sh"
 LOGS="$SRC/tests/fixtures/logs"
 FREEZE=c0c0284ece61bb286fdf6571ffe4225974d8abc3
