@@ -38,6 +38,7 @@ void upstream_health_poll(struct upstream *u, double now)
 		curl_easy_setopt(h->easy, CURLOPT_PRIVATE, h);
 		curl_easy_setopt(h->easy, CURLOPT_TIMEOUT_MS, (long)c->health_timeout_ms);
 		curl_easy_setopt(h->easy, CURLOPT_NOSIGNAL, 1L);
+		curl_easy_setopt(h->easy, CURLOPT_NOPROXY, "*"); /* loopback: never a proxy */
 		curl_easy_setopt(h->easy, CURLOPT_WRITEFUNCTION, discard);
 		curl_multi_add_handle(u->multi, h->easy);
 	}

@@ -272,6 +272,12 @@ enum MHD_Result relay_start(struct req *q, struct MHD_Connection *c, struct gw_r
 	/* a peer may be https (verified against the system's CAs or
 	 * LOBES_GATEWAY_PEER_CA_FILE); an engine on this box is http */
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, peer ? "http,https" : "http");
+	/* an engine on loopback is never reached through a proxy: libcurl
+	 * then skips the proxy variables of the environment (five getenv
+	 * calls a request) and an http_proxy meant for the outside world
+	 * cannot catch the engine's traffic */
+	if (!peer)
+		curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
 	if (peer && q->cfg->peer_ca_file)
 		curl_easy_setopt(e, CURLOPT_CAINFO, q->cfg->peer_ca_file);
 	q->relay = r;

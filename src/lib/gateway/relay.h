@@ -76,8 +76,9 @@ void req_trace_intake(struct req *q, struct MHD_Connection *c);
 struct curl_slist *req_trace_headers(const struct req *q, struct curl_slist *h);
 /* The same on an answer to the client. */
 void req_trace_answer(const struct req *q, struct MHD_Response *r);
-/* Add trace_id to the access line; free what intake kept. */
-void req_trace_log(struct req *q, json_t *line);
+/* The trace id of the access line into id ("" when none); free what
+ * intake kept. */
+void req_trace_log(struct req *q, char id[33]);
 
 /* ---- relay.c ---- */
 

@@ -348,17 +348,24 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			      : toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED ? "idle_timeout"
 			      : toe == MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN ? "shutdown"
 									: "error";
-	json_t *line = json_pack("{s:s, s:s, s:s, s:s, s:i, s:I, s:s}", "id", q->id, "method",
-				 q->method, "path", q->path ? q->path : "", "role",
-				 q->log_role >= 0 ? role_name((enum role_id)q->log_role) : "", "status",
-				 q->status, "bytes", (json_int_t)q->bytes, "outcome", outcome);
-	json_object_set_new(line, "upstream_ms", up_ms >= 0 ? json_real((double)(long)(up_ms * 100) / 100)
-							    : json_null());
-	json_object_set_new(line, "total_ms", json_real((double)(long)((gw_now_ms() - q->t0) * 100) / 100));
-	if (q->alias)
-		json_object_set_new(line, "alias", json_true());
-	req_trace_log(q, line);
-	gw_log_json(&g->log, line);
+	char trace_id[33];
+	req_trace_log(q, trace_id);
+	struct gw_access a = {
+		.id = q->id,
+		.method = q->method,
+		.path = q->path,
+		.role = q->log_role >= 0 ? role_name((enum role_id)q->log_role) : "",
+		.outcome = outcome,
+		.trace_id = trace_id[0] ? trace_id : NULL,
+		.status = q->status,
+		.bytes = (long long)q->bytes,
+		.upstream_ms = up_ms >= 0 ? (double)(long)(up_ms * 100) / 100 : -1,
+		.total_ms = (double)(long)((gw_now_ms() - q->t0) * 100) / 100,
+		.alias = q->alias,
+	};
+	char *line = gw_access_format(&a);
+	gw_log_text(&g->log, line);
+	free(line);
 	gw_config_unref(q->cfg);
 	buf_free(&q->body);
 	upstream_budget_give(&g->eng, q->charged);

@@ -87,10 +87,13 @@ void req_trace_answer(const struct req *q, struct MHD_Response *r)
 		MHD_add_response_header(r, "tracestate", q->tracestate);
 }
 
-void req_trace_log(struct req *q, json_t *line)
+void req_trace_log(struct req *q, char id[33])
 {
-	if (q->traceparent[0])
-		json_object_set_new(line, "trace_id", json_stringn(q->traceparent + 3, 32));
+	id[0] = '\0';
+	if (q->traceparent[0]) {
+		memcpy(id, q->traceparent + 3, 32);
+		id[32] = '\0';
+	}
 	free(q->tracestate);
 	q->tracestate = NULL;
 }
