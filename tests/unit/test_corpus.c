@@ -97,12 +97,10 @@ static const char *const pending[] = {
 	"spark-vllm-mxfp4-docker-5-gb10-banner-occasional-crash.log",
 	"strix-halo-toolboxes-12-rocm-server-routes-port-never-opens.log",
 	"vllm-10151-llumnix-ray-tp2-load-then-blocks.log",
-	"vllm-17242-ray-tp16-deepseek-worker-segfault.log",
 	"vllm-19077-wsl2-v070-tp2-serve-start.log",
 	"vllm-19483-docker-091-illegal-memory-routes.log",
 	"vllm-19577-cpu-image-exits-platform-debug.log",
 	"vllm-23517-tp2-generate-engine-core-died.log",
-	"vllm-23935-k8s-l4-no-platform-nvml.log",
 	"vllm-6746-8xh100-405b-fp8-shard-loading.log",
 	NULL,
 };

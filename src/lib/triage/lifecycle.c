@@ -62,6 +62,14 @@ static const struct marker markers[] = {
 	{ "core dumped", EV_NATIVE },
 	{ "Fatal Python error", EV_NATIVE },
 	{ "terminate called after throwing", EV_NATIVE },
+	/* crash handlers: absl's (Ray's raylet and workers) for a fatal
+	 * signal (not SIGTERM, a stop), UCX's backtrace header */
+	{ "*** SIGSEGV received at", EV_NATIVE },
+	{ "*** SIGABRT received at", EV_NATIVE },
+	{ "*** SIGBUS received at", EV_NATIVE },
+	{ "*** SIGILL received at", EV_NATIVE },
+	{ "*** SIGFPE received at", EV_NATIVE },
+	{ "==== backtrace (tid", EV_NATIVE },
 	{ "Watchdog caught collective operation timeout", EV_WATCHDOG },
 	{ "Some NCCL operations have failed or timed out", EV_WATCHDOG },
 	{ "ncclCommWatchdog", EV_WATCHDOG },

@@ -33,6 +33,10 @@ static const struct phase_word phase_lines[] = {
 	{ "EngineCore encountered a fatal error", PHASE_SERVING },
 	{ "Dumping scheduler output", PHASE_SERVING },
 	{ "Processed prompts", PHASE_SERVING },
+	/* a request reached the engine or the HTTP server: it was up (V0's
+	 * engine logs each request added, the API server each one received) */
+	{ "Added request", PHASE_SERVING },
+	{ "Received request", PHASE_SERVING },
 	{ "Uvicorn running on", PHASE_SERVING },
 	{ "\"POST /v1/", PHASE_SERVING },
 	{ "\"GET /v1/", PHASE_SERVING },
@@ -126,6 +130,9 @@ static const struct phase_word message_words[] = {
 	{ "undefined symbol", PHASE_PRESTART },
 	{ "No module named", PHASE_PRESTART },
 	{ "nvidia-container-cli", PHASE_PRESTART },
+	/* no platform: the configuration is built before any engine */
+	{ "UnspecifiedPlatform", PHASE_PRESTART },
+	{ "Failed to infer device type", PHASE_PRESTART },
 	{ "Error response from daemon", PHASE_PRESTART },
 	{ "KV cache", PHASE_PROFILE },
 	{ "cache blocks", PHASE_PROFILE },
@@ -227,6 +234,18 @@ static const struct func_phase funcs[] = {
 	{ "completion_full_generator", PHASE_SERVING, false },
 	{ "_process_request", PHASE_SERVING, false },
 	{ "parse_args", PHASE_PRESTART, false },
+	/* an HTTP request's path through the ASGI server and its middleware
+	 * (uvicorn, starlette): only a running server takes requests */
+	{ "run_asgi", PHASE_SERVING, false },
+	{ "call_next", PHASE_SERVING, false },
+	/* an application's import (Ray Serve's import_attr, importlib): before
+	 * any engine, unless a frame or progress line names a later step (vLLM
+	 * imports model code lazily while loading) */
+	{ "import_module", PHASE_PRESTART, true },
+	{ "import_attr", PHASE_PRESTART, true },
+	/* the engine's configuration is built from the arguments before any
+	 * engine process starts */
+	{ "create_engine_config", PHASE_PRESTART, false },
 	{ "generate", PHASE_SERVING, true },
 	{ "add_request", PHASE_SERVING, true },
 	{ "_run_engine", PHASE_SERVING, true },
@@ -238,6 +257,10 @@ static const struct func_phase funcs[] = {
 /* The phase function func[0, flen) names, into *strong or *weak. */
 static void func_phase(const char *func, size_t flen, int *strong, int *weak)
 {
+	/* a caller's generation step (`generate_sequences` of RL trainers'
+	 * rollout workers, `generate_batch`): the engine was serving */
+	if (flen > 9 && memcmp(func, "generate_", 9) == 0)
+		*weak = (int)PHASE_SERVING;
 	for (size_t i = 0; i < ARRAY_SIZE(funcs); i++) {
 		if (strlen(funcs[i].func) != flen || memcmp(funcs[i].func, func, flen) != 0)
 			continue;

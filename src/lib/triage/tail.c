@@ -80,6 +80,34 @@ static bool native_frame(const char *m, size_t n)
 	       (n > 22 && memcmp(m, "Exception raised from ", 22) == 0);
 }
 
+static bool is_hex(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* A frame of the backtrace a native crash handler prints (UCX's and
+ * libc-style: `23 0x000000000015a9fc _PyFunction_Vectorcall()  ???:0`,
+ * `#5 0x00007f3a in f () from /x/libc.so.6`): a process died in native
+ * code, with no Python exception to name. */
+static bool crash_frame(const char *m, size_t n)
+{
+	size_t i = 0, d;
+	while (i < n && (m[i] == ' ' || m[i] == '\t'))
+		i++;
+	if (i < n && m[i] == '#')
+		i++;
+	for (d = i; i < n && m[i] >= '0' && m[i] <= '9'; i++)
+		;
+	if (i == d || i - d > 4 || n - i < 12 || memcmp(m + i, " 0x", 3) != 0)
+		return false;
+	for (i += 3, d = i; i < n && is_hex(m[i]); i++)
+		;
+	if (i - d < 8 || i >= n || m[i] != ' ')
+		return false;
+	/* a function's call parentheses follow the address */
+	return memmem(m + i, n - i, "()", 2) || memmem(m + i, n - i, " (", 2);
+}
+
 static bool level_is(const char *m, size_t n, const char *lvl)
 {
 	size_t l = strlen(lvl);
@@ -326,7 +354,8 @@ static void tail_end(struct triage *t, const char *lo, uint64_t line)
 			shutdown |= word_in(l->buf, l->n, "hutdown") || word_in(l->buf, l->n, "hutting down");
 			continue;
 		}
-		bool err = error_line(l->buf, l->n, &l->k, lc->cur_open) ||
+		bool crash = crash_frame(l->m, l->mn);
+		bool err = crash || error_line(l->buf, l->n, &l->k, lc->cur_open) ||
 			   (l->k.body && error_line(l->m, l->mn, &l->k, false));
 		if (!err && (l->k.kind == NK_CONT || l->k.kind == NK_INDENT) && cont < 16) {
 			cont++; /* the record, or the frame of a code line, may be above */
@@ -339,6 +368,11 @@ static void tail_end(struct triage *t, const char *lo, uint64_t line)
 		lc->error_shutdown = shutdown;
 		lc->error_off = (size_t)(ls - lo);
 		lc->error_native = d != EV_KINDS || native_frame(l->m, l->mn);
+		if (d == EV_KINDS && crash) {
+			/* the log ends in a native crash's backtrace: a death */
+			lc->error_native = true;
+			lc_add_event(t, EV_NATIVE, line, ls, le, lc_phase_back(lo, ls));
+		}
 		long x = l->k.exception ? 0 : lc_find_exception(l->m, l->mn);
 		if (x > 0) {
 			struct norm k = l->k;
