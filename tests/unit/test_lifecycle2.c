@@ -4,7 +4,7 @@
  * request reaching the server (request lines, the ASGI server's frames),
  * from an application's import, from a caller's generation step; each
  * case fails without its rule; native crash handlers' backtraces; the
- * no-platform family. test_causes.c has the rules written from split 1.
+ * no-platform, tensor-parallel and quantization-capability families. test_causes.c has the rules written from split 1.
  *
  * The log lines here are written for these tests, in the shapes vLLM,
  * Python, uvicorn, starlette and Ray print; they are not taken from real
@@ -195,6 +195,57 @@ static void test_no_platform(void **state)
 	triage_free(t);
 }
 
+/* The cause of a log whose only line is one of a family's wordings, and
+ * the phase it gets. */
+static void expect_cause(const char *log, const char *cause, enum triage_phase phase)
+{
+	struct triage_verdict v;
+	struct triage *t = verdict_of(&shipped, log, &v);
+	if (!v.fatal || !v.cause)
+		fail_msg("no cause:\n%s", log);
+	if (strcmp(sig_cause_id(v.cause->sig), cause))
+		fail_msg("cause %s, expected %s:\n%s", sig_cause_id(v.cause->sig), cause, log);
+	if (v.phase != phase)
+		fail_msg("phase %s, expected %s:\n%s", triage_phase_name(v.phase), triage_phase_name(phase), log);
+	triage_free(t);
+}
+
+/* A tensor-parallel size that does not divide the attention heads: the
+ * configuration refuses it before any engine (both wordings: the
+ * exception and pydantic's validation error). */
+static void test_tp_not_divisible(void **state)
+{
+	(void)state;
+	expect_cause("ValueError: Total number of attention heads (40) must be divisible by tensor parallel "
+		     "size (3).\n", "tp-size-not-divisible", PHASE_PRESTART);
+	expect_cause(LOADED "Value error, Total number of attention heads (64) must be divisible by tensor "
+		     "parallel size (3).\n", "tp-size-not-divisible", PHASE_PRESTART);
+}
+
+/* A quantization method or scheme the card is too old for: the message
+ * of each era, and compressed-tensors' check in a cut traceback; fp8 is
+ * its own family. */
+static void test_quantization_card(void **state)
+{
+	(void)state;
+	expect_cause("ValueError: The quantization method gptq_marlin is not supported for the current GPU. "
+		     "Minimum capability: 80. Current capability: 75.\n", "quantization-unsupported-card",
+		     PHASE_LOAD);
+	expect_cause("RuntimeError: ('Quantization scheme is not supported for ', 'the current GPU. Min "
+		     "capability: 80. ', 'Current capability: 75.')\n", "quantization-unsupported-card",
+		     PHASE_LOAD);
+	expect_cause("INFO 10-06 22:12:30 [loader.py:1] Starting to load model x\n"
+		     "ERROR 10-06 22:12:39 [multiproc_executor.py:597] Traceback (most recent call last):\n"
+		     "ERROR 10-06 22:12:39 [multiproc_executor.py:597] "
+		     FRAME("vllm/model_executor/layers/quantization/compressed_tensors/compressed_tensors.py",
+			   "get_scheme")
+		     "ERROR 10-06 22:12:39 [multiproc_executor.py:597]     "
+		     "self._check_scheme_supported(scheme.get_min_capability())\n",
+		     "quantization-unsupported-card", PHASE_LOAD);
+	expect_cause("ValueError: The quantization method fp8 is not supported for the current GPU. Minimum "
+		     "capability: 89. Current capability: 86.\n", "fp8-unsupported-card", PHASE_LOAD);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -204,6 +255,8 @@ int main(void)
 		cmocka_unit_test(test_generate_step),
 		cmocka_unit_test(test_crash_backtrace),
 		cmocka_unit_test(test_no_platform),
+		cmocka_unit_test(test_tp_not_divisible),
+		cmocka_unit_test(test_quantization_card),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -133,6 +133,8 @@ static const struct phase_word message_words[] = {
 	/* no platform: the configuration is built before any engine */
 	{ "UnspecifiedPlatform", PHASE_PRESTART },
 	{ "Failed to infer device type", PHASE_PRESTART },
+	/* the configuration's checks of the arguments against the model */
+	{ "must be divisible by tensor parallel size", PHASE_PRESTART },
 	{ "Error response from daemon", PHASE_PRESTART },
 	{ "KV cache", PHASE_PROFILE },
 	{ "cache blocks", PHASE_PROFILE },
