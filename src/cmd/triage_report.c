@@ -68,6 +68,9 @@ static void life_json(json_t *o, const struct triage *t)
 	json_object_set_new(o, "verdict", json_string(v.fatal ? "fatal" : "clean"));
 	json_object_set_new(o, "structural", json_boolean(v.structural));
 	json_object_set_new(o, "phase", v.fatal ? json_string(triage_phase_name(v.phase)) : json_null());
+	json_object_set_new(o, "stops_in", !v.fatal && L->stops_in != PHASE_UNKNOWN
+						   ? json_string(triage_phase_name(L->stops_in))
+						   : json_null());
 	json_object_set_new(o, "root_exception",
 			    v.fatal && v.line ? json_pack("{s:s?, s:s?, s:s?, s:I, s:s?}", "type", v.type,
 							     "message", v.message, "frame", v.frame,
@@ -281,6 +284,10 @@ static void print_verdict(const struct ctx *ctx, const json_t *f)
 	if (strcmp(jstr(f, "verdict"), "fatal") != 0) {
 		printf("%s: %sclean%s%s\n", file, c_green(ctx), c_reset(ctx),
 		       json_is_true(json_object_get(f, "startup_complete")) ? " (startup complete)" : "");
+		if (*jstr(f, "stops_in"))
+			printf("    no error shown, but the log stops in %s, before startup complete: "
+			       "if the server died after that, this log does not show it\n",
+			       jstr(f, "stops_in"));
 		return;
 	}
 	const json_t *c = json_object_get(f, "cause"), *r = json_object_get(f, "root_exception");

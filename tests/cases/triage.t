@@ -185,6 +185,14 @@ is "$(printf '%s' "$out" | jq -r '.files[0] | [.verdict, .root_exception.type, .
 run "$LOBES" --json triage "$TMP/ok.log"
 is "$(printf '%s' "$out" | jq -r '.files[0] | [.verdict, (.phase|tostring), (.root_exception|tostring)] | join(",")')" \
 	"clean,null,null" "--json: a clean log"
+is "$(printf '%s' "$out" | jq -r '.files[0].stops_in | tostring')" "null" "--json: a log past startup complete stops in no start-up step"
+# a log cut while loading, with no error: clean, and said to stop there
+printf 'INFO 05-16 14:53:28 api_server.py:149] vLLM API server version 0.4.0\nLoading safetensors checkpoint shards:  40%% Completed | 19/48\n' > "$TMP/cut.log"
+run "$LOBES" triage "$TMP/cut.log"
+is "$rc" 0 "a log cut while loading, no error shown: clean (exit 0)"
+like "$out" "no error shown, but the log stops in load, before startup complete" "the text says where it stops"
+run "$LOBES" --json triage "$TMP/cut.log"
+is "$(printf '%s' "$out" | jq -r '.files[0] | [.verdict, .stops_in] | join(",")')" "clean,load" "--json: stops_in"
 
 # bad input: binary garbage, NUL bytes, invalid UTF-8, a 100 MB line:
 # no crash, bounded memory, a note on stderr, the matches still found

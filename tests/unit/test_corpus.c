@@ -52,6 +52,9 @@ static void test_excerpts(void **state)
 struct split_figs {
 	int files, fatal, flagged, clean, kept, known, right, unknown, flagged_unknown;
 	int roots, roots_right, phases, phases_right, described;
+	/* not flagged, and stopping in a start-up step (stops_in): fatal
+	 * rows, clean rows — how far a verdict on that alone would carry */
+	int stops_fatal, stops_clean;
 	int bad; /* train: rows that break an assertion */
 };
 
@@ -149,9 +152,11 @@ static void corpus_file(const char *path, const char *name, bool heldout, struct
 	const struct triage_match *c = v.cause;
 	const char *split = heldout ? "held-out" : "train";
 	f->files++;
+	bool stops = !v.fatal && triage_life(t)->stops_in != PHASE_UNKNOWN;
 	if (!strcmp(verdict, "clean")) {
 		f->clean++;
 		f->kept += !v.fatal;
+		f->stops_clean += stops;
 		if (v.fatal) {
 			row_message("# MISS %s %s: clean, flagged %s at line %llu\n", split, name,
 				      c ? c->sig->id : "(no known cause)",
@@ -167,8 +172,10 @@ static void corpus_file(const char *path, const char *name, bool heldout, struct
 		f->unknown++, f->flagged_unknown += v.fatal;
 	else
 		f->fatal++, f->flagged += v.fatal;
+	f->stops_fatal += stops;
 	if (!v.fatal) {
-		row_message("# MISS %s %s: fatal (cause %s), not flagged\n", split, name, cause);
+		row_message("# MISS %s %s: fatal (cause %s), not flagged%s\n", split, name, cause,
+			    stops ? " (stops before startup complete)" : "");
 		f->bad++;
 	}
 	bool described = v.fatal && v.line && v.phase != PHASE_UNKNOWN;
@@ -275,6 +282,9 @@ static void print_figs(const char *split, const struct split_figs *f)
 		      "fatal rows with a root and a phase %d/%d\n",
 		      split, f->files, fl, f->kept, f->clean, cr, f->roots_right, f->roots,
 		      f->phases_right, f->phases, f->described, fatal);
+	print_message("# %s: not flagged but stopping before startup complete (stops_in): %d of the "
+		      "%d fatal rows not flagged, %d of the %d clean rows\n",
+		      split, f->stops_fatal, fatal - flagged, f->stops_clean, f->clean);
 }
 
 /* A held-out acceptance floor: printed met or MISSED, or not measured when

@@ -4,7 +4,8 @@
  * request reaching the server (request lines, the ASGI server's frames),
  * from an application's import, from a caller's generation step; each
  * case fails without its rule; native crash handlers' backtraces; the
- * no-platform, tensor-parallel and quantization-capability families. test_causes.c has the rules written from split 1.
+ * no-platform, tensor-parallel and quantization-capability families;
+ * where a log with no error stops (stops_in). test_causes.c has the rules written from split 1.
  *
  * The log lines here are written for these tests, in the shapes vLLM,
  * Python, uvicorn, starlette and Ray print; they are not taken from real
@@ -246,6 +247,35 @@ static void test_quantization_card(void **state)
 		     "capability: 89. Current capability: 86.\n", "fp8-unsupported-card", PHASE_LOAD);
 }
 
+/* A log with no error that stops in a start-up step says which one
+ * (stops_in); one past startup complete, one whose last progress line
+ * says the server was up, and a fatal one do not. */
+static void test_stops_in(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *log;
+		enum triage_phase want;
+	} cases[] = {
+		{ "INFO 05-16 14:53:28 api_server.py:149] vLLM API server version 0.4.0\n"
+		  "Loading safetensors checkpoint shards:  40% Completed | 19/48\n", PHASE_LOAD },
+		{ LOADED "INFO 07-13 10:00:02 [worker.py:1] Memory profiling takes 3.1 seconds\n", PHASE_PROFILE },
+		{ LOADED "INFO:     Application startup complete.\n", PHASE_UNKNOWN },
+		{ LOADED "INFO 07-13 10:00:02 [launcher.py:46] Route: /v1/models, Methods: GET\n", PHASE_UNKNOWN },
+		{ LOADED "INFO 07-13 10:00:02 [x.py:1] waiting for workers\n", PHASE_LOAD },
+		{ "INFO 07-13 10:00:02 [x.py:1] hello\n", PHASE_UNKNOWN },
+		{ LOADED "RuntimeError: boom\n", PHASE_UNKNOWN },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct triage *t = run(&none, cases[i].log, 0);
+		enum triage_phase got = triage_life(t)->stops_in;
+		if (got != cases[i].want)
+			fail_msg("stops_in %s, expected %s:\n%s", triage_phase_name(got),
+				 triage_phase_name(cases[i].want), cases[i].log);
+		triage_free(t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -257,6 +287,7 @@ int main(void)
 		cmocka_unit_test(test_no_platform),
 		cmocka_unit_test(test_tp_not_divisible),
 		cmocka_unit_test(test_quantization_card),
+		cmocka_unit_test(test_stops_in),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

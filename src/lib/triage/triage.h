@@ -173,6 +173,13 @@ struct triage_life {
 	uint64_t error_line;          /* the log's last line when it ends in an error, else 0 */
 	uint64_t startup_line;        /* first startup complete, 0 when none */
 	unsigned procs;               /* bit (1 << enum triage_proc) per kind seen */
+	/* a log that is not fatal, never reached startup complete and whose
+	 * last progress line names a start-up step (pre-start to graph
+	 * capture): that step; else PHASE_UNKNOWN. Such a log shows no error,
+	 * but it stops before the server was up: a paste cut before a death
+	 * reads the same as one cut while a healthy server was starting, so it
+	 * is said, not judged (docs/triage.md) */
+	enum triage_phase stops_in;
 	const struct triage_tb *tbs;
 	size_t n_tbs;
 	const struct triage_event *events;

@@ -198,8 +198,13 @@ const struct triage_life *triage_life(const struct triage *ct)
 	bool ends_badly = lc->error_line && !(lc->last_startup > lc->error_line) &&
 			  (!lc->first_startup || lc->error_shutdown) && !in_survived(lc, lc->error_line);
 	L->fatal = any_tb || L->death || ends_badly;
-	if (!L->fatal)
+	if (!L->fatal) {
+		enum triage_phase at = lc->first_startup || !lc->tail_len
+					       ? PHASE_UNKNOWN
+					       : lc_phase_back(lc->tail, lc->tail + lc->tail_len);
+		L->stops_in = at == PHASE_SERVING ? PHASE_UNKNOWN : at;
 		return L;
+	}
 	L->root = pick_root(lc);
 	if (L->root) {
 		L->root_type = L->root->type;
