@@ -37,9 +37,13 @@ req() { jq -cn --arg q "$1" --argjson s "$2" '{model:"cortex",messages:[{role:"u
 http POST /v1/chat/completions "$(req 'Name three colours' false)"
 is "$code" 200 "one answered request (its tokens in the counters)"
 pids=
+# the streams run until they are killed at the end (3,000 tokens a second
+# apart): on a loaded box the checks below can come minutes later, and a
+# stream that ended before them would change the counters and the rows
 for i in 1 2; do
-	curl -sN --max-time 300 -H 'Content-Type: application/json' -d "$(req 'Name three colours' true)" \
-		"http://127.0.0.1:$CPORT/v1/chat/completions" >/dev/null 2>&1 &
+	curl -sN --max-time 3600 -H 'Content-Type: application/json' \
+		-d '{"model":"cortex","prompt":"Name three colours","stream":true,"max_tokens":3000,"ignore_eos":true}' \
+		"http://127.0.0.1:$CPORT/v1/completions" >/dev/null 2>&1 &
 	pids+="$! "
 done
 metric() { printf '%s\n' "$body" | sed -n "s/^$1{[^}]*} \([0-9.e+-]*\)\$/\1/p"; }
