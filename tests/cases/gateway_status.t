@@ -12,7 +12,7 @@
 gw_test_env
 command -v python3 >/dev/null || skip_all "python3 is not installed"
 CORTEX_ID=LiquidAI/LFM2.5-1.2B-Instruct
-standin_start cortex "$CORTEX_ID" --served-model-name cortex --gpu-memory-utilization 0.1 ||
+STANDIN_TOKEN_MS=50 standin_start cortex "$CORTEX_ID" --served-model-name cortex --gpu-memory-utilization 0.1 ||
 	skip_all "the stand-in did not start"
 P_CORTEX=$STANDIN_PORT
 standin_start hand "$CORTEX_ID" --served-model-name hand --gpu-memory-utilization 0.1
@@ -68,8 +68,10 @@ is "$(field 'd["roles"][2]["requests_per_s"]')" 0.0 "the hand had none"
 engine_of() { curl -s --max-time 5 "http://127.0.0.1:$P_CORTEX/metrics" | sed -n "s/^$1{[^}]*} //p" | head -1; }
 is "$(field 'd["roles"][2]["engine"]')" null "a role whose image is not in .env has no engine figures"
 like "$(field 'd["roles"][2]["engine_error"]')" "no image in .env" "and says why"
+# a stream held open until it is killed below: 20,000 tokens 50 ms apart
+# (STANDIN_TOKEN_MS above), past any wait on a loaded box
 SLOW='{"model":"cortex","stream":true,"max_tokens":20000,"ignore_eos":true,"prompt":"x"}'
-curl -sN --max-time 300 -d "$SLOW" "http://127.0.0.1:$GW_PORT/v1/completions" >/dev/null 2>&1 &
+curl -sN --max-time 3600 -d "$SLOW" "http://127.0.0.1:$GW_PORT/v1/completions" >/dev/null 2>&1 &
 held=$!
 running_one() { [ "$(engine_of vllm:num_requests_running)" = 1.0 ] || [ "$(engine_of vllm:num_requests_running)" = 1 ]; }
 gw_wait_for running_one
@@ -80,11 +82,20 @@ ok $? "/status shows the cortex's engine running one request, as its /metrics sa
 is "$(field 'd["roles"][0]["engine"]["waiting"]')" "$(engine_of vllm:num_requests_waiting | sed 's/^\([0-9]*\)$/\1.0/')" \
 	"waiting agrees with the engine's /metrics"
 is "$(field 'd["roles"][0]["engine"]["metric_names"]')" "\"$FOLDER\"" "read by the names recorded for its image (data/vllm/$FOLDER)"
+kill "$held" 2>/dev/null
+wait "$held" 2>/dev/null
+# generation tokens/s: the engine counts a request's tokens when it ends, and
+# the rate covers one poll interval, so a single stream shows a rate for a
+# moment only (a loaded box polled past it). Short streams one after another
+# keep the counter moving for as long as the check takes.
+( while :; do curl -sN --max-time 60 -d '{"model":"cortex","stream":true,"max_tokens":8,"ignore_eos":true,"prompt":"x"}' \
+	"http://127.0.0.1:$GW_PORT/v1/completions" >/dev/null 2>&1; done ) &
+streams=$!
 gen_rate() { gw GET /status; [ "$(field '(d["roles"][0]["engine"] or {}).get("generation_tokens_per_s") or 0')" != 0 ]; }
 gw_wait_for gen_rate
 ok $? "the engine's generation tokens/s is above 0 while it streams"
-kill "$held" 2>/dev/null
-wait "$held" 2>/dev/null
+kill "$streams" 2>/dev/null
+wait "$streams" 2>/dev/null
 
 # a stopped engine: down
 kill -TERM "$PID_HAND"
