@@ -70,6 +70,16 @@ static void mark(struct fy_node *n, int *line, int *col)
 	*col = m ? m->column + 1 : 1;
 }
 
+/* Where to point at a value: the value, or its key when the value has no
+ * position of its own (absent, or empty as in "hand:" alone, which
+ * libfyaml gives no token: it would read as 1:1). */
+static struct fy_node *at(struct fy_node *v, struct fy_node *k)
+{
+	if (!v || (fy_node_is_scalar(v) && !fy_node_get_scalar_token(v)))
+		return k;
+	return v;
+}
+
 static int perr(const char *name, struct fy_node *n, struct err **err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 static int perr(const char *name, struct fy_node *n, struct err **err, const char *fmt, ...)
@@ -169,7 +179,7 @@ static int parse_peer(struct gw_peers *ps, struct fy_node *k, struct fy_node *v,
 		if (!strcmp(ps->v[i].name, pn))
 			return perr(name, k, err, "peer '%s' is declared twice; expected each peer once", pn);
 	if (!v || !fy_node_is_mapping(v))
-		return perr(name, v ? v : k, err, "peer '%s' is not a mapping; expected origin: and key_file:", pn);
+		return perr(name, at(v, k), err, "peer '%s' is not a mapping; expected origin: and key_file:", pn);
 	ps->v = xrealloc(ps->v, (ps->n + 1) * sizeof(*ps->v));
 	struct gw_peer *p = &ps->v[ps->n++];
 	memset(p, 0, sizeof(*p));
@@ -185,12 +195,12 @@ static int parse_peer(struct gw_peers *ps, struct fy_node *k, struct fy_node *v,
 		const char *ks = scalar(fk), *vs = scalar(fv);
 		if (ks && !strcmp(ks, "origin")) {
 			if (!vs || !(p->origin = gw_origin_normalise(vs)))
-				return perr(name, fv ? fv : fk, err,
+				return perr(name, at(fv, fk), err,
 					    "origin '%s' of peer '%s' is not valid; expected http(s)://HOST[:PORT] of its gateway",
 					    vs ? vs : "", pn);
 		} else if (ks && !strcmp(ks, "key_file")) {
 			if (!vs || !*vs)
-				return perr(name, fv ? fv : fk, err,
+				return perr(name, at(fv, fk), err,
 					    "key_file of peer '%s' is empty; expected a path", pn);
 			p->key_file = vs[0] == '/' ? xstrdup(vs) : xasprintf("%s/%s", dir, vs);
 			key_at = fv;
@@ -218,7 +228,7 @@ static int parse_role(struct gw_peers *ps, const struct gw_config *c, struct fy_
 	if (ps->role[r].mode != GW_PEER_NONE)
 		return perr(name, k, err, "role '%s' is given twice; expected each role once", rn);
 	if (!v || !fy_node_is_mapping(v) || fy_node_mapping_item_count(v) != 1)
-		return perr(name, v ? v : k, err,
+		return perr(name, at(v, k), err,
 			    "role '%s' is not a one-key mapping; expected {refer: PEER} or {proxy: PEER}", rn);
 	struct fy_node_pair *fp = fy_node_mapping_get_by_index(v, 0);
 	struct fy_node *mk = fy_node_pair_key(fp), *mv = fy_node_pair_value(fp);
@@ -234,7 +244,7 @@ static int parse_role(struct gw_peers *ps, const struct gw_config *c, struct fy_
 		if (!strcmp(ps->v[i].name, pn))
 			pi = (int)i;
 	if (pi < 0)
-		return perr(name, mv ? mv : mk, err, "role '%s' names peer '%s'; expected a peer declared under peers:",
+		return perr(name, at(mv, mk), err, "role '%s' names peer '%s'; expected a peer declared under peers:",
 			    rn, pn ? pn : "");
 	if (c->roles[r].feasible)
 		return perr(name, k, err,
@@ -276,7 +286,7 @@ struct gw_peers *gw_peers_parse(const struct gw_config *c, const char *text, siz
 		const char *ks = scalar(k);
 		if (ks && !strcmp(ks, "box")) {
 			if (!name_ok(scalar(v))) {
-				rc = perr(name, v ? v : k, err, "box name '%s' is not valid; expected letters, digits, '-', '_' or '.'",
+				rc = perr(name, at(v, k), err, "box name '%s' is not valid; expected letters, digits, '-', '_' or '.'",
 					  scalar(v) ? scalar(v) : "");
 				goto out;
 			}
