@@ -16,6 +16,11 @@ build=$1; shift
 command -v gcovr >/dev/null || { echo "coverage: gcovr is not installed (Debian package gcovr)" >&2; exit 3; }
 abs=$(cd "$build" && pwd)
 find "$build" -name '*.gcda' -delete
+# The sources and data as they are now: a rebase or edit during the run
+# would have tests rebuild objects (install.t runs make) without
+# --coverage and mix two trees in one report; the end checks this.
+tree_id() { { git rev-parse HEAD; git diff HEAD -- src data tests; } 2>/dev/null | sha1sum; }
+tree0=$(tree_id)
 python3 tools/covmap.py reset "$build"
 mkdir -p "$build/coverage-logs"
 failed=""
@@ -33,6 +38,10 @@ for t in "$@"; do
 	[ "$rc" = 0 ] || failed="$failed $t"
 	python3 tools/covmap.py snap "$build" "$t" "$rc" "$secs" || exit 1
 done
+if [ "$(tree_id)" != "$tree0" ]; then
+	echo "coverage: the sources changed during the run (a rebase or an edit): run it again" >&2
+	exit 1
+fi
 mkdir -p "$build/coverage"
 # --exclude-unreachable-branches drops the branches gcc reports on lines
 # with no code of their own (a closing brace); every other branch counts.
