@@ -99,10 +99,11 @@ static int journal_replay(const char *dir, struct err **err)
 		const char *tmp = json_string_value(json_array_get(x, 0));
 		const char *name = json_string_value(json_array_get(x, 1));
 		if (renameat(dfd, tmp, dfd, name) < 0 && errno != ENOENT) {
-			int e = errno;
+			/* the names belong to r: the message is made before r goes */
+			int rc = err_errno(err, EXIT_CONFIG, errno, "finish the interrupted commit of "
+					   "'%s': rename '%s' to '%s'", dir, tmp, name);
 			json_decref(r);
-			return err_errno(err, EXIT_CONFIG, e, "finish the interrupted commit of '%s': "
-					 "rename '%s' to '%s'", dir, tmp, name);
+			return rc;
 		}
 		fs_fault_point("replay rename");
 	}
