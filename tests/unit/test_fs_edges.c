@@ -151,6 +151,34 @@ static void test_sysroot_and_read_sys(void **state)
 	keep ? setenv("LOBES_SYSROOT", keep, 1) : unsetenv("LOBES_SYSROOT");
 }
 
+/* With stdin closed the next file opened is fd 0: a read must take it as
+ * a file like any other, not as a failure (fd < 0 is the only failure). */
+static void test_reads_at_fd_zero(void **state)
+{
+	(void)state;
+	put("zero", "at fd 0\n");
+	_cleanup_free_ char *p = path("zero");
+	int saved = dup(0);
+	assert_true(saved > 0);
+	close(0);
+	struct err *e = NULL;
+	char *a = fs_read(p, 0, NULL, &e);
+	const char *root = getenv("LOBES_SYSROOT");
+	_cleanup_free_ char *keep = root ? xstrdup(root) : NULL;
+	setenv("LOBES_SYSROOT", dir, 1);
+	char *b = fs_read_sys("/zero", 0, &e);
+	keep ? setenv("LOBES_SYSROOT", keep, 1) : unsetenv("LOBES_SYSROOT");
+	assert_int_equal(dup2(saved, 0), 0);
+	close(saved);
+	assert_null(e);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_string_equal(a, "at fd 0\n");
+	assert_string_equal(b, "at fd 0\n");
+	free(a);
+	free(b);
+}
+
 static void test_mkdirs(void **state)
 {
 	(void)state;
@@ -338,6 +366,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_read_kinds_and_cap),
 		cmocka_unit_test(test_sysroot_and_read_sys),
+		cmocka_unit_test(test_reads_at_fd_zero),
 		cmocka_unit_test(test_mkdirs),
 		cmocka_unit_test(test_temp_names),
 		cmocka_unit_test(test_write_atomic_failures),

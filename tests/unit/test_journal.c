@@ -90,6 +90,19 @@ static void test_lock(void **state)
 	assert_true(fd >= 0);
 	close(fd);
 
+	/* with stdin closed the lock is fd 0, and it is a lock all the same */
+	int saved = dup(0);
+	assert_true(saved > 0);
+	close(0);
+	fd = deploy_lock(d, &e);
+	int again = fd == 0 ? deploy_lock(d, &e) : 0;
+	assert_int_equal(dup2(saved, 0), 0); /* releases the lock at fd 0 */
+	close(saved);
+	assert_int_equal(fd, 0);
+	assert_int_equal(again, -1); /* it was held */
+	err_free(e);
+	e = NULL;
+
 	/* a lock planted as a link is never followed */
 	_cleanup_free_ char *d2 = fresh("lock-link");
 	_cleanup_free_ char *lp2 = xasprintf("%s/" DEPLOY_LOCK, d2);
