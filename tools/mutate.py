@@ -295,8 +295,19 @@ def regress_mutants(blocks, files):
 
 def equivalent_reason(m, blocks):
     for b in blocks:
-        if b["file"] == m["file"] and b["from"] == m["from"] and b["to"] == m["to"]:
-            return b.get("why", "")
+        if b["file"] != m["file"] or b["from"] != m["from"] or b["to"] != m["to"]:
+            continue
+        if "after" in b:
+            # a `from` that recurs in the file: only its first match below
+            # the one line holding `after` is this entry's mutant
+            with open(os.path.join(ROOT, b["file"])) as fh:
+                lines = fh.read().split("\n")
+            anchor = [i for i, l in enumerate(lines) if b["after"] in l]
+            below = [i for i, l in enumerate(lines)
+                     if len(anchor) == 1 and i > anchor[0] and l.strip() == b["from"]]
+            if not below or below[0] + 1 != m["line"]:
+                continue
+        return b.get("why", "")
     return None
 
 
