@@ -14,7 +14,7 @@
 
 BUILD ?= build
 CC ?= gcc
-PKGS := libfyaml jansson libcurl libpcre2-8 libmicrohttpd
+PKGS := libfyaml jansson libcurl libpcre2-8 libmicrohttpd yajl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
@@ -36,7 +36,7 @@ TEST_HELPERS_MK := $(wildcard tests/*.mk)
 
 DEB_PKGS := build-essential pkg-config libfyaml-dev libjansson-dev libcurl4-openssl-dev \
 	libpcre2-dev libcmocka-dev docker.io docker-compose perl python3-yaml prometheus \
-	chromium python3-websocket
+	chromium python3-websocket libyajl-dev
 
 .PHONY: all deps run test check asan goldens clean man image bench-triage bench-bringup unit install uninstall
 all: $(BUILD)/lobes

@@ -6,7 +6,9 @@
  * Invariants: a routed request names a feasible role that serves the
  * endpoint; a rewritten body is valid JSON whose `model` is that role's name
  * and whose other members are unchanged; an error has a 4xx status and an
- * OpenAI-shaped body. See fuzz.h. */
+ * OpenAI-shaped body; the streaming body pass (body.c) reads what jansson
+ * reads (the same model and stream) whenever it does not leave the body to
+ * jansson. See fuzz.h. */
 #include <jansson.h>
 
 #include "../../src/lib/gateway/gateway.h"
@@ -38,8 +40,28 @@ static struct gw_config *cfg(void)
 	return &c;
 }
 
+/* body.c's verdict, when it gives one, is jansson's */
+static void check_body_scan(const char *body, size_t len)
+{
+	struct gw_body fb;
+	if (gw_body_scan(body, len, &fb) == GW_BODY_OK) {
+		json_t *j = json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL);
+		json_t *m = json_object_get(j, "model");
+		if (!json_is_object(j) || (m && !json_is_null(m) && !json_is_string(m)))
+			abort();
+		const char *ms = json_string_value(m);
+		if (!ms != !fb.model || (ms && strcmp(ms, fb.model) != 0))
+			abort();
+		if (fb.stream != json_is_true(json_object_get(j, "stream")))
+			abort();
+		json_decref(j);
+	}
+	gw_body_free(&fb);
+}
+
 static void check_route(const struct gw_config *c, enum gw_endpoint ep, const char *body, size_t len)
 {
+	check_body_scan(body, len);
 	struct gw_route r;
 	int rc = gw_route_request(c, ep, body, len, &r);
 	if (rc == 0) {

@@ -169,6 +169,21 @@ struct gw_route {
 int gw_route_request(const struct gw_config *c, enum gw_endpoint ep, const char *body,
 		     size_t len, struct gw_route *out);
 void gw_route_free(struct gw_route *r);
+
+/* What routing reads of a body (body.c): its top-level `model` (NULL when
+ * absent or null) and `stream`. */
+struct gw_body {
+	char *model; /* owned */
+	bool stream; /* "stream": true */
+};
+enum gw_body_verdict {
+	GW_BODY_OK,     /* valid as jansson would have it: *out is the body's */
+	GW_BODY_UNSURE, /* jansson decides (invalid, a duplicate key, a model
+			 * that is not a string, an input the two read apart) */
+};
+/* One streaming pass over the body, no tree built. */
+enum gw_body_verdict gw_body_scan(const char *body, size_t len, struct gw_body *out);
+void gw_body_free(struct gw_body *b);
 /* {"error":{"message","type","code","param":null,...extra}} as text (caller frees). */
 char *gw_error_body(const char *message, const char *type, const char *code, const json_t *extra);
 /* The served names of every feasible role, for model_not_found. */

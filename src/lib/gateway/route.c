@@ -16,10 +16,11 @@
  * given as a checkpoint id or an alias, which is replaced by the role name:
  * the one served name every engine has (`--served-model-name` starts with
  * it), whatever else it serves.
- * jansson validates the whole body first (duplicate keys refused, so the
- * gateway and the engine cannot read different models from one body); only
- * then is the value's byte span located by a lexical skim of the already
- * valid text (strings and nesting), and spliced.
+ * The whole body is validated first (duplicate keys refused, so the
+ * gateway and the engine cannot read different models from one body): by
+ * one streaming pass (body.c), or by jansson where that pass is unsure;
+ * only then is the value's byte span located by a lexical skim of the
+ * already valid text (strings and nesting), and spliced.
  */
 #include <string.h>
 #include <strings.h>
@@ -272,10 +273,13 @@ static void rewrite_model(const char *body, size_t len, json_t *j, const char *s
 		memcpy(out->body + b, enc, el);
 		memcpy(out->body + b + el, body + e, len - e);
 	} else {
-		/* the key was written with escapes: re-encode, order kept */
-		json_object_set_new(j, "model", json_string(served));
-		out->body = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
-		out->body_len = strlen(out->body);
+		/* the key was written with escapes: re-encode, order kept (the
+		 * body is valid: body.c or jansson said so) */
+		json_t *t = j ? json_incref(j) : json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL);
+		json_object_set_new(t, "model", json_string(served));
+		out->body = t ? json_dumps(t, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+		out->body_len = out->body ? strlen(out->body) : 0;
+		json_decref(t);
 	}
 	free(enc);
 }
@@ -317,25 +321,34 @@ int gw_route_request(const struct gw_config *c, enum gw_endpoint ep, const char 
 	out->role = -1;
 	if (!gw_endpoint_proxied(ep))
 		return fail(out, 404, "invalid_request_error", "not_found", xstrdup("no such route"));
-	json_error_t je;
-	json_t *j = json_loadb(body ? body : "", len, JSON_REJECT_DUPLICATES, &je);
-	if (!j || !json_is_object(j)) {
-		int rc = fail(out, 400, "invalid_request_error", "invalid_json",
-			      j ? xstrdup("the request body is not a JSON object")
-				: xasprintf("the request body is not valid JSON: %s at line %d column %d",
-					    je.text, je.line, je.column));
-		json_decref(j);
-		return rc;
-	}
-	out->stream = json_is_true(json_object_get(j, "stream"));
-	json_t *jm = json_object_get(j, "model");
+	/* one streaming pass (body.c); jansson's tree only where that pass is
+	 * unsure, for its verdict and its error text */
+	struct gw_body fast;
+	json_t *j = NULL;
+	const char *model = NULL;
 	int rc = 0;
-	if (jm && !json_is_null(jm) && !json_is_string(jm)) {
-		rc = fail(out, 400, "invalid_request_error", "invalid_model",
-			  xstrdup("'model' is not a string; expected a role name, a served model id or an alias"));
-		goto out;
+	if (gw_body_scan(body, len, &fast) == GW_BODY_OK) {
+		out->stream = fast.stream;
+		model = fast.model;
+	} else {
+		json_error_t je;
+		j = json_loadb(body ? body : "", len, JSON_REJECT_DUPLICATES, &je);
+		if (!j || !json_is_object(j)) {
+			rc = fail(out, 400, "invalid_request_error", "invalid_json",
+				  j ? xstrdup("the request body is not a JSON object")
+				    : xasprintf("the request body is not valid JSON: %s at line %d column %d",
+						je.text, je.line, je.column));
+			goto out;
+		}
+		out->stream = json_is_true(json_object_get(j, "stream"));
+		json_t *jm = json_object_get(j, "model");
+		if (jm && !json_is_null(jm) && !json_is_string(jm)) {
+			rc = fail(out, 400, "invalid_request_error", "invalid_model",
+				  xstrdup("'model' is not a string; expected a role name, a served model id or an alias"));
+			goto out;
+		}
+		model = json_is_string(jm) ? json_string_value(jm) : NULL;
 	}
-	const char *model = json_is_string(jm) ? json_string_value(jm) : NULL;
 	int role = -1;
 	if (!model) {
 		role = default_role(ep);
@@ -382,6 +395,7 @@ int gw_route_request(const struct gw_config *c, enum gw_endpoint ep, const char 
 		rewrite_model(body, len, j, role_name((enum role_id)role), out);
 out:
 	json_decref(j);
+	gw_body_free(&fast);
 	return rc;
 }
 
