@@ -213,6 +213,11 @@ f1() { awk -v v="$1" 'BEGIN { printf "%.1f", v }'; }
 sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a - b }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 
+# the written sections below the marker (the relay path's profile, old-vs-new
+# measurements) are kept across runs: they are not this run's output
+MARK='<!-- kept by bench-gateway: the sections below are written by hand -->'
+KEPT=
+[ -f "$OUT" ] && KEPT=$(sed -n "/^$MARK\$/,\$p" "$OUT")
 {
 	echo "# lobes gateway vs nginx (reverse proxy in front of one engine)"
 	echo
@@ -273,5 +278,6 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
 	cat "$W/req.txt"
 	cat "$W/sse.txt"
 	echo '```'
-} >"$OUT"
+	[ -n "$KEPT" ] && printf '\n%s\n' "$KEPT"
+} >"$OUT.tmp" && mv "$OUT.tmp" "$OUT"
 echo "bench-gateway: wrote $OUT" >&2
