@@ -24,8 +24,20 @@ static char *corpus_field(const char *text, const char *key)
 	return NULL;
 }
 
-/* A signature's excerpts: files of the corpus whose thread established its
- * cause id. */
+/* The directories of the training split: a signature's excerpts come from
+ * these only, never from a held-out split's directory. */
+static const char *const train_dirs[] = { "corpus/", "train/", "heldout/", "heldout2/" };
+
+static bool in_train_dir(const char *x)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(train_dirs); i++)
+		if (str_starts_with(x, train_dirs[i]))
+			return true;
+	return false;
+}
+
+/* A signature's excerpts: files of the training corpus whose thread
+ * established its cause id. */
 static void test_excerpts(void **state)
 {
 	(void)state;
@@ -39,6 +51,8 @@ static void test_excerpts(void **state)
 			_cleanup_free_ char *text = fs_read(path, 0, NULL, &e);
 			if (!text)
 				fail_msg("signature '%s': excerpt %s: %s", s->id, *x, e->msg);
+			if (!in_train_dir(*x))
+				fail_msg("signature '%s': excerpt %s is not in a training directory", s->id, *x);
 			_cleanup_free_ char *cause = corpus_field(text, "cause");
 			if (!cause || strcmp(cause, sig_cause_id(s)) != 0)
 				fail_msg("signature '%s': excerpt %s has cause %s, expected %s", s->id, *x,
@@ -318,6 +332,16 @@ static void test_floor_without_rows(void **state)
 	assert_string_equal(some, "1/3 (33%)");
 }
 
+/* Excerpts come from the training directories only. */
+static void test_train_dirs(void **state)
+{
+	(void)state;
+	assert_true(in_train_dir("train/x.log"));
+	assert_true(in_train_dir("heldout2/x.log"));
+	assert_false(in_train_dir("held-out-split/x.log"));
+	assert_false(in_train_dir("trainx/x.log"));
+}
+
 /* The corpus of real log excerpts (tests/fixtures/logs/corpus/README.md)
  * in two splits. Train (corpus/, train/, heldout/ and heldout2/: splits 1
  * and 2, consumed on 2026-12-03 and training data since): every fatal
@@ -361,6 +385,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_excerpts),
+		cmocka_unit_test(test_train_dirs),
 		cmocka_unit_test(test_floor_without_rows),
 		cmocka_unit_test(test_corpus),
 	};
