@@ -19,6 +19,7 @@
 FUZZ_CC ?= clang-14
 FUZZ_SECONDS ?= 60
 FUZZ_RUNS ?= -1
+FUZZ_TIMEOUT ?= 1
 FUZZ_BUILD := build-fuzz
 FUZZ_ALL := $(patsubst tests/fuzz/fuzz_%.c,%,$(sort $(wildcard tests/fuzz/fuzz_*.c)))
 FUZZ_TARGETS ?= $(FUZZ_ALL)
@@ -46,4 +47,4 @@ fuzz-build:
 		$(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz/fuzz_%)
 
 fuzz: deps fuzz-build
-	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_RUNS=$(FUZZ_RUNS) tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_TARGETS)
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_RUNS=$(FUZZ_RUNS) FUZZ_TIMEOUT=$(FUZZ_TIMEOUT) tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_TARGETS)

@@ -75,8 +75,9 @@ CMD(verify)
 	if (list) {
 		json_auto_t *res = json_array();
 		for (size_t i = 0; i < qs.n; i++)
-			json_array_append_new(res, json_pack("{s:s, s:s, s:s}", "id", qs.q[i].id, "title",
-							     qs.q[i].title, "role", qs.q[i].role));
+			json_array_append_new(res, json_pack("{s:s, s:s, s:s, s:s?}", "id", qs.q[i].id, "title",
+							     qs.q[i].title, "role", qs.q[i].role, "thresholds",
+							     question_thresholds(&qs.q[i])));
 		questions_free(&qs);
 		if (ctx->json)
 			out_json(res);
@@ -84,7 +85,8 @@ CMD(verify)
 			size_t i;
 			json_t *x;
 			json_array_foreach(res, i, x)
-				printf("%-24s %s (role %s)\n", jstr(x, "id"), jstr(x, "title"), jstr(x, "role"));
+				printf("%-24s %s (role %s%s%s)\n", jstr(x, "id"), jstr(x, "title"), jstr(x, "role"),
+				       *jstr(x, "thresholds") ? ", thresholds " : "", jstr(x, "thresholds"));
 		}
 		return 0;
 	}

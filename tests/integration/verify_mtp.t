@@ -56,6 +56,11 @@ verify_once() {
 	is "$(j '[d["experiment"]["runs"][k]["bench"]["completed"] for k in ("off","on")]')" '[4, 4]' \
 		"each run benched (4 requests)"
 	is "$(j 'd["experiment"]["runs"]["off"]["spec_decode"]')" null "MTP off: no spec-decode counters"
+	# the stand-in's image is not recorded: the counters are read by the
+	# names of the vLLM version the engine reports (its GET /version)
+	is "$(j '[d["experiment"]["runs"][k]["metric_names"]["from"].split()[0] for k in ("off","on")]')" \
+		'["version", "version"]' "both runs read the counters by the names of the engine's vLLM version"
+	is "$(j 'd["decision"]["thresholds"]')" declared "the decision says its thresholds are declared"
 	is "$(j 'len(d["experiment"]["runs"]["on"]["answers"]["tasks"]["answers"])')" 8 "each run's answers are in the record"
 	acc=$(j 'd["experiment"]["comparison"]["acceptance_rate"]')
 	ok $(python3 -c "import sys; sys.exit(0 if abs(float('$acc') - 0.7) < 0.01 else 1)"; echo $?) \

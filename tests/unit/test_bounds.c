@@ -298,6 +298,17 @@ static void test_env_merge_keeps_comments(void **state)
 	env_file_free(&again);
 	env_file_free(&old);
 	env_file_free(&renv);
+	/* a render line the parser reads with a key the line does not start
+	 * with (indented) is still that key's line: the operator's edit of it
+	 * is kept, not lost (tests/fuzz/crashes/env_merge/indented-render-key) */
+	struct env_file r2, o2;
+	assert_int_equal(env_parse("\tA=1\nB=2\n", ".env", &r2, NULL), 0);
+	assert_int_equal(env_parse("A=mine\nB=2\n", ".env", &o2, NULL), 0);
+	char *ed2[] = { "A", NULL };
+	_cleanup_free_ char *m4 = env_merge("\tA=1\nB=2\n", "A=mine\nB=2\n", &o2, ed2, &r2);
+	assert_string_equal(m4, "A=mine\nB=2\n");
+	env_file_free(&r2);
+	env_file_free(&o2);
 }
 
 int main(void)

@@ -206,6 +206,32 @@ static void load(struct engine_metric_names *n)
 	assert_int_equal(engine_metric_names_load(n, "5a4c8d992", NULL), 0);
 }
 
+/* Which recorded names an engine's figures are read by: its image's when
+ * recorded, else (nothing to ask) the newest recorded, said to be assumed. */
+static void test_folder(void **state)
+{
+	(void)state;
+	struct knowledge k = { 0 };
+	assert_int_equal(knowledge_load(&k, NULL, NULL), 0);
+	char *from = NULL;
+	char *f = engine_metric_folder(&k, "vllm/vllm-openai@sha256:7c5a10e9a8b3c8642f4d0463a41215176c0dd834"
+					   "b4f0967287c7e3e517cf1be9", 0, 100, &from);
+	assert_string_equal(f, "93d8f834d");
+	assert_string_equal(from, "image");
+	free(f);
+	free(from);
+	f = engine_metric_folder(&k, "lobes-standin:test", 0, 100, &from);
+	assert_string_equal(f, "5a4c8d992");
+	assert_string_equal(from, "assumed");
+	free(f);
+	free(from);
+	f = engine_metric_folder(&k, NULL, 0, 100, &from);
+	assert_string_equal(from, "assumed");
+	free(f);
+	free(from);
+	knowledge_free(&k);
+}
+
 static void test_figures(void **state)
 {
 	(void)state;
@@ -338,6 +364,7 @@ int main(void)
 		cmocka_unit_test(test_parse_callback_stops),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_figures),
+		cmocka_unit_test(test_folder),
 		cmocka_unit_test(test_rates),
 		cmocka_unit_test(test_scrape),
 	};

@@ -8,6 +8,7 @@
 #include "testutil.h"
 #include "../../src/lib/measure/measure.h"
 #include "../../src/lib/measure/measure_int.h"
+#include "../../src/lib/runtime/runtime.h"
 #include "../../src/lib/util/fs.h"
 
 static void test_percentile(void **state)
@@ -117,33 +118,56 @@ static void test_figures(void **state)
 	json_decref(b);
 }
 
-/* measure_spec_parse, its error freed; -1 when it failed (and said why). */
-static int spec_parse(const char *text, struct spec_counters *c)
+/* measure_spec_parse with names n, its error freed; -1 when it failed (and
+ * said why). */
+static int spec_parse_n(const struct engine_metric_names *n, const char *text, struct spec_counters *c)
 {
 	struct err *e = NULL;
-	int n = measure_spec_parse("m", text, c, &e);
-	assert_true(n < 0 ? e != NULL : e == NULL);
+	int rc = measure_spec_parse("m", text, n, c, &e);
+	assert_true(rc < 0 ? e != NULL : e == NULL);
 	err_free(e);
-	return n;
+	return rc;
 }
 
-/* The names are the ones recorded from vLLM's source, at every pinned
- * commit (data/vllm/<commit>/metrics.txt: family, type, exposed name). */
+/* The names measure reads come from the image's version: at every pinned
+ * commit the recorded metrics.txt gives vLLM's three spec-decode counters
+ * (their exposed "_total" samples). */
 static void test_spec_names(void **state)
 {
 	(void)state;
 	const char *commits[] = { "93d8f834d", "5a4c8d992" };
 	for (size_t i = 0; i < 2; i++) {
-		_cleanup_free_ char *rel = xasprintf("data/vllm/%s/metrics.txt", commits[i]);
-		_cleanup_free_ char *path = src_path(rel);
-		size_t len;
-		_cleanup_free_ char *text = fs_read(path, 1 << 20, &len, NULL);
-		assert_non_null(text);
-		for (size_t k = 0; k < 3; k++) {
-			_cleanup_free_ char *want = xasprintf("\tcounter\t%s\t", measure_spec_names[k]);
-			assert_string_contains(text, want);
-		}
+		struct engine_metric_names n;
+		assert_int_equal(engine_metric_names_load(&n, commits[i], NULL), 0);
+		assert_string_equal(n.sample[EM_SPEC_DRAFTS], "vllm:spec_decode_num_drafts_total");
+		assert_string_equal(n.sample[EM_SPEC_DRAFT_TOKENS], "vllm:spec_decode_num_draft_tokens_total");
+		assert_string_equal(n.sample[EM_SPEC_ACCEPTED], "vllm:spec_decode_num_accepted_tokens_total");
+		engine_metric_names_free(&n);
 	}
+}
+
+/* measure reads the counters by the names of the image's version, not a
+ * table of its own: with a version whose accepted-tokens family is named
+ * otherwise, that name is read and the old one ignored; with a version
+ * that records no spec-decode counters, none is read. */
+static void test_spec_names_of_version(void **state)
+{
+	(void)state;
+	struct engine_metric_names later = { 0 }, none = { 0 };
+	later.sample[EM_SPEC_DRAFTS] = "vllm:spec_decode_num_drafts_total";
+	later.sample[EM_SPEC_DRAFT_TOKENS] = "vllm:spec_decode_num_draft_tokens_total";
+	later.sample[EM_SPEC_ACCEPTED] = "vllm:spec_decode_accepted_total";
+	const char *text = "vllm:spec_decode_num_draft_tokens_total 10\n"
+			   "vllm:spec_decode_num_accepted_tokens_total 99\n"
+			   "vllm:spec_decode_accepted_total 7\n";
+	struct spec_counters c;
+	assert_int_equal(spec_parse_n(&later, text, &c), 0);
+	assert_true(c.present && c.draft_tokens == 10 && c.accepted == 7);
+	assert_int_equal(spec_parse_n(&none, text, &c), 0);
+	assert_false(c.present);
+	/* the old name alone is not this version's accepted counter */
+	assert_int_equal(spec_parse_n(&later, "vllm:spec_decode_num_draft_tokens_total 10\n"
+					      "vllm:spec_decode_num_accepted_tokens_total 9\n", &c), -1);
 }
 
 /* vLLM's spec-decode counters from Prometheus text: summed over label sets,
@@ -153,6 +177,8 @@ static void test_spec_names(void **state)
 static void test_spec_counters(void **state)
 {
 	(void)state;
+	struct engine_metric_names n;
+	assert_int_equal(engine_metric_names_load(&n, "5a4c8d992", NULL), 0);
 	struct spec_counters c;
 	const char *text =
 		"# HELP vllm:spec_decode_num_drafts_total Number of spec decoding drafts.\n"
@@ -165,24 +191,26 @@ static void test_spec_counters(void **state)
 		"vllm:spec_decode_num_accepted_tokens_created{engine=\"0\"} 1.7e9\n"
 		"vllm:spec_decode_num_drafts_totalx{engine=\"0\"} 5.0\n"
 		"vllm:generation_tokens_total{engine=\"0\"} 40.0\n";
-	assert_int_equal(spec_parse(text, &c), 4);
+	assert_int_equal(spec_parse_n(&n, text, &c), 0);
 	assert_true(c.present);
 	assert_true(c.drafts == 10 && c.draft_tokens == 24 && c.accepted == 13);
 	/* no label set, a timestamp after the value */
-	assert_int_equal(spec_parse("vllm:spec_decode_num_draft_tokens_total 8 1700000000\n"
-					    "vllm:spec_decode_num_accepted_tokens_total 6", &c), 2);
+	assert_int_equal(spec_parse_n(&n, "vllm:spec_decode_num_draft_tokens_total 8 1700000000\n"
+					  "vllm:spec_decode_num_accepted_tokens_total 6", &c), 0);
 	assert_true(c.present && c.draft_tokens == 8 && c.accepted == 6 && c.drafts == 0);
 	/* without speculative decoding vLLM registers none */
-	assert_int_equal(spec_parse("vllm:generation_tokens_total{engine=\"0\"} 40.0\n", &c), 0);
+	assert_int_equal(spec_parse_n(&n, "vllm:generation_tokens_total{engine=\"0\"} 40.0\n", &c), 0);
 	assert_false(c.present);
-	assert_int_equal(spec_parse("", &c), 0);
+	assert_int_equal(spec_parse_n(&n, "", &c), 0);
 	assert_false(c.present);
 	/* malformed: no value, an unclosed label set, a negative count, half the pair */
-	assert_int_equal(spec_parse("vllm:spec_decode_num_draft_tokens_total{a=\"1\"}\n", &c), -1);
-	assert_int_equal(spec_parse("vllm:spec_decode_num_draft_tokens_total{a=\"}\" 3\n", &c), -1);
-	assert_int_equal(spec_parse("vllm:spec_decode_num_draft_tokens_total -3\n"
-					    "vllm:spec_decode_num_accepted_tokens_total 1\n", &c), -1);
-	assert_int_equal(spec_parse("vllm:spec_decode_num_draft_tokens_total 3\n", &c), -1);
+	assert_int_equal(spec_parse_n(&n, "vllm:spec_decode_num_draft_tokens_total{a=\"1\"}\n", &c), -1);
+	assert_int_equal(spec_parse_n(&n, "vllm:spec_decode_num_draft_tokens_total{a=\"}\" 3\n", &c), -1);
+	assert_int_equal(spec_parse_n(&n, "vllm:spec_decode_num_draft_tokens_total -3\n"
+					  "vllm:spec_decode_num_accepted_tokens_total 1\n", &c), -1);
+	assert_int_equal(spec_parse_n(&n, "vllm:spec_decode_num_draft_tokens_total 3\n", &c), -1);
+	assert_false(c.present);
+	engine_metric_names_free(&n);
 
 	struct spec_counters a = { true, 2, 4, 3 }, b = { true, 12, 24, 17 }, none = { 0 };
 	json_auto_t *d = measure_spec_delta(&a, &b);
@@ -193,8 +221,8 @@ static void test_spec_counters(void **state)
 	json_auto_t *z = measure_spec_delta(&b, &b);
 	assert_true(json_is_null(json_object_get(z, "acceptance_rate")));
 	assert_true(json_is_null(json_object_get(z, "mean_acceptance_length")));
-	json_auto_t *n = measure_spec_delta(&none, &none);
-	assert_true(json_is_null(n));
+	json_auto_t *nn = measure_spec_delta(&none, &none);
+	assert_true(json_is_null(nn));
 }
 
 int main(void)
@@ -203,6 +231,7 @@ int main(void)
 		cmocka_unit_test(test_percentile), cmocka_unit_test(test_summary),
 		cmocka_unit_test(test_prompt), cmocka_unit_test(test_shape),
 		cmocka_unit_test(test_figures), cmocka_unit_test(test_spec_counters),
+		cmocka_unit_test(test_spec_names_of_version),
 		cmocka_unit_test(test_spec_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -56,6 +56,63 @@ static void test_bad_files(void **state)
 	    "q.yaml:6:8: probe 'maybe' is not a boolean; expected true or false");
 	bad("kind: question\nid: x\ntitle: t\nundecided: u\n",
 	    "q.yaml:1:1: missing or non-scalar 'role' in a question; expected a string");
+	/* evidence of the thresholds: a known kind and an observation */
+	bad(HEAD "evidence:\n  - {kind: guessed, observation: o}\nroutes: []\n",
+	    "q.yaml:7:12: evidence kind 'guessed' is not known; expected measured or declared");
+	bad(HEAD "evidence:\n  - {kind: declared}\nroutes: []\n",
+	    "q.yaml:7:6: missing or non-scalar 'observation' in an evidence entry; expected a string");
+	bad(HEAD "evidence: declared\nroutes: []\n",
+	    "q.yaml:6:11: 'evidence' is not a list of entries; expected [{kind: measured|declared, "
+	    "observation: ...}]");
+	bad(HEAD "evidence:\n  - {kind: declared, observation: o, colour: red}\nroutes: []\n",
+	    "q.yaml:7:38: unknown key 'colour' in an evidence entry; expected one of the documented keys");
+}
+
+/* The mtp-acceptance thresholds are judgement: the question says declared,
+ * and the decision of a record carries it (taken route or undecided); a
+ * question without evidence says nothing, one with only measured entries
+ * says measured. */
+static void test_thresholds_declared(void **state)
+{
+	(void)state;
+	struct question_set s;
+	assert_int_equal(questions_load(&s, NULL, NULL), 0);
+	const struct question *q = question_find(&s, "mtp-acceptance");
+	assert_non_null(q);
+	assert_string_equal(question_thresholds(q), "declared");
+	assert_int_equal(q->n_evidence, 1);
+	assert_string_equal(q->evidence[0].kind, "declared");
+	struct obs_set o = { 0 };
+	obs_put(&o, "eval.agreement", "1.0");
+	obs_put(&o, "mtp.tpot_speedup", "1.5");
+	obs_put(&o, "mtp.acceptance", "0.6");
+	json_auto_t *rec = json_object();
+	assert_non_null(verify_decide(q, &o, rec));
+	json_t *d = json_object_get(rec, "decision");
+	assert_string_equal(json_string_value(json_object_get(d, "route")), "helps");
+	assert_string_equal(json_string_value(json_object_get(d, "thresholds")), "declared");
+	obs_free(&o);
+	struct obs_set none = { 0 };
+	json_auto_t *rec2 = json_object();
+	assert_null(verify_decide(q, &none, rec2));
+	assert_string_equal(json_string_value(json_object_get(json_object_get(rec2, "decision"), "thresholds")),
+			    "declared");
+	const struct question *plain = question_find(&s, "fp8-kv-attribution");
+	assert_null(question_thresholds(plain));
+	json_auto_t *rec3 = json_object();
+	verify_decide(plain, &none, rec3);
+	assert_true(json_is_null(json_object_get(json_object_get(rec3, "decision"), "thresholds")));
+	json_auto_t *ev = question_evidence_json(q);
+	assert_int_equal(json_array_size(ev), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(ev, 0), "kind")), "declared");
+	questions_free(&s);
+	struct question_set m = { 0 };
+	const char *y = HEAD "evidence:\n  - {kind: measured, observation: o, date: 2026-12-01}\n"
+			"routes:\n  - id: r\n    answer: a\n    action: b\n    when:\n      - {obs: x, eq: y}\n";
+	assert_int_equal(question_add_yaml(&m, "q.yaml", y, strlen(y), NULL), 0);
+	assert_string_equal(question_thresholds(&m.q[0]), "measured");
+	assert_string_equal(m.q[0].evidence[0].date, "2026-12-01");
+	questions_free(&m);
 }
 
 static void test_routing_three_valued(void **state)
@@ -205,6 +262,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shipped_load),
 		cmocka_unit_test(test_bad_files),
+		cmocka_unit_test(test_thresholds_declared),
 		cmocka_unit_test(test_routing_three_valued),
 		cmocka_unit_test(test_routing_thresholds),
 		cmocka_unit_test(test_routing_mtp),

@@ -54,6 +54,13 @@ static void test_text(void **state)
 	check("https://tok@h/x and redis://:pw@h", "https://<hidden>@h/x and redis://<hidden>@h");
 	check("{\"origin\": \"http://u:p@h\"}", "{\"origin\": \"http://<hidden>@h\"}");
 	check("http://host:8000/v1?user=a@b", "http://host:8000/v1?user=a@b");
+	/* a "'" may stand in a userinfo (RFC 3986 sub-delims); a masked value
+	 * that ends inside a URL's userinfo (at ',' or ';') masks to its '@'
+	 * (tests/fuzz/crashes/secret_url/) */
+	check("x http://o'neil:canary-pw@h y", "x http://<hidden>@h y");
+	check("'http://a'b:canary-pw@h'", "'http://<hidden>@h'");
+	check("token=http://a,b:canary-pw@h rest", "token=<hidden>@h rest");
+	check("api_key: ftp://u;x:canary-pw@h z", "api_key: <hidden>@h z");
 	check("http://host/a@b mail x@y ://@h", "http://host/a@b mail x@y ://@h");
 	/* the hf_ shape: exactly 20 letters/digits after the prefix is a token, 19 is not */
 	check("x hf_abcdefghij0123456789 y", "x <hidden> y");

@@ -151,13 +151,17 @@ char *env_merge(const char *rendered, const char *old_text, const struct env_fil
 	_cleanup_buf_ struct buf b;
 	buf_init(&b, 0);
 	const char *p = rendered;
-	while (*p) {
+	size_t ri = 0;
+	for (int lineno = 1; *p; lineno++) {
 		const char *nl = strchr(p, '\n');
 		size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
-		const char *eq = memchr(p, '=', n);
 		bool replaced = false;
-		if (eq && *p != '#') {
-			_cleanup_free_ char *key = xasprintf("%.*s", (int)(eq - p), p);
+		/* the key of this line as the parser read it (renv: the render
+		 * parsed), so "  KEY=" or "export KEY=" is KEY, as compose reads it */
+		while (ri < renv->n && renv->e[ri].line < lineno)
+			ri++;
+		if (ri < renv->n && renv->e[ri].line == lineno) {
+			const char *key = renv->e[ri].key;
 			const struct env_entry *e = env_entry_get(old, key);
 			const char *now = env_get(renv, key);
 			put_notes(&b, &ns, key);

@@ -63,6 +63,8 @@
  * half the buffer): one memmove per ~COMPACT_AT bytes relayed */
 #define COMPACT_AT (64 * 1024)
 
+double upstream_second_ms = 1000;
+
 bool upstream_budget_take(struct upstream_shared *sh, size_t n, size_t budget)
 {
 	long long now = __atomic_add_fetch(&sh->buffered, (long long)n, __ATOMIC_RELAXED);
@@ -409,7 +411,7 @@ static void stall_scan(struct upstream *u, double now)
 		/* before the head: the first-byte timeout (a long prefill); after
 		 * it: the read timeout between bytes */
 		int limit = r->head ? r->read_timeout_s : r->first_byte_timeout_s;
-		if (now - r->t_last_rx < limit * 1000.0)
+		if (now - r->t_last_rx < limit * upstream_second_ms)
 			continue;
 		pthread_mutex_lock(&r->mu);
 		r->stalled = true;
@@ -493,7 +495,7 @@ static bool turn(void *ud, double *next)
 	}
 	if (now >= u->next_stall_scan) {
 		stall_scan(u, now);
-		u->next_stall_scan = now + 250;
+		u->next_stall_scan = now + upstream_second_ms / 4;
 	}
 	double t = u->next_stall_scan;
 	if (w->idx == 0 && u->next_health < t)

@@ -132,6 +132,12 @@ struct upstream {
 	struct gw_pressure pressure;
 };
 
+/* How long a second of the first-byte and read timeouts lasts, in ms (the
+ * stall scan runs every quarter of it): 1000. The relay fuzz target
+ * (tests/fuzz/fuzz_relay.c) shortens it so an engine's stall is judged
+ * within one input's time. */
+extern double upstream_second_ms;
+
 /* What the loop runs (worker.h): ud is the struct upstream. */
 extern const struct worker_ops upstream_loop_ops;
 

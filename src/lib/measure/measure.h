@@ -110,15 +110,18 @@ struct spec_counters {
 	bool present;
 	double drafts, draft_tokens, accepted;
 };
-/* Their sample names: drafts, draft tokens, accepted tokens. */
-extern const char *const measure_spec_names[3];
-/* Read them from Prometheus text (what names it in an error): the number
- * of samples read, or -1 with err (EXIT_RUNTIME) when the page is malformed,
- * a count is negative, or draft tokens come without accepted ones. Pure. */
-int measure_spec_parse(const char *what, const char *text, struct spec_counters *out, struct err **err);
+/* Read them from Prometheus text (what names it in an error) by the sample
+ * names of the engine's vLLM (n: runtime's engine_metric_names_load of the
+ * image's recorded metrics.txt): 0, or -1 with err (EXIT_RUNTIME) when the
+ * page is malformed, a count is negative, or draft tokens come without
+ * accepted ones. No I/O. */
+struct engine_metric_names;
+int measure_spec_parse(const char *what, const char *text, const struct engine_metric_names *n,
+		       struct spec_counters *out, struct err **err);
 /* GET origin/metrics and read them; -1 with err (EXIT_RUNTIME). */
 int measure_spec_decode(const char *origin, const char *bearer, double timeout_s,
-			struct spec_counters *out, struct err **err);
+			const struct engine_metric_names *n, struct spec_counters *out,
+			struct err **err);
 /* What happened between two reads: {drafts, draft_tokens, accepted_tokens,
  * acceptance_rate (accepted / draft tokens), mean_acceptance_length (1 +
  * accepted / drafts)}, a rate null over no draft; JSON null when after has

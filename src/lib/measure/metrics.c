@@ -4,20 +4,17 @@
  * how many draft tokens were accepted over the run (the difference of two
  * reads, before and after).
  *
- * The names are the ones vLLM registers in vllm/v1/spec_decode/metrics.py
- * (SpecDecodingProm), exposed by prometheus_client with the "_total"
- * suffix of a counter: vllm:spec_decode_num_drafts_total,
- * vllm:spec_decode_num_draft_tokens_total and
- * vllm:spec_decode_num_accepted_tokens_total; a sample per engine and model
- * label set, summed here. vLLM registers them only when speculative
- * decoding is configured: their absence is "no speculative decoding", not
- * zero. Acceptance rate = accepted / draft tokens (vLLM's own log line
- * "SpecDecoding metrics: ... Draft acceptance rate" divides the same two).
- *
- * The page is read by runtime/'s strict Prometheus text reader (prom_parse,
- * the one lobes has); this file only picks the three counters out of it. The
- * names are checked against data/vllm/<commit>/metrics.txt, recorded from
- * vLLM's source, by tests/unit/test_measure.c.
+ * The page is read by runtime/'s engine_metrics_parse with the sample names
+ * of the engine's vLLM (engine_metric_names_load: the families its
+ * recorded data/vllm/<commit>/metrics.txt holds, which vLLM registers in
+ * vllm/v1/spec_decode/metrics.py and exposes with a counter's "_total"),
+ * summed over the engine and model label sets. This file keeps only what
+ * a measurement adds: vLLM registers the counters only when speculative
+ * decoding is configured, so their absence is "no speculative decoding",
+ * not zero; a count must be one; draft tokens come with accepted ones; and
+ * the delta of two reads. Acceptance rate = accepted / draft tokens (vLLM's
+ * own log line "SpecDecoding metrics: ... Draft acceptance rate" divides
+ * the same two).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -28,53 +25,40 @@
 #include "measure.h"
 #include "measure_int.h"
 
-const char *const measure_spec_names[3] = {
-	"vllm:spec_decode_num_drafts_total",
-	"vllm:spec_decode_num_draft_tokens_total",
-	"vllm:spec_decode_num_accepted_tokens_total",
-};
-
-struct pick {
-	struct spec_counters *out;
-	bool seen[3];
-	int samples;
-};
-
-static int on_sample(void *ud, const struct prom_sample *sm, struct err **err)
+int measure_spec_parse(const char *what, const char *text, const struct engine_metric_names *n,
+		       struct spec_counters *out, struct err **err)
 {
-	struct pick *p = ud;
-	double *v[] = { &p->out->drafts, &p->out->draft_tokens, &p->out->accepted };
+	static const enum engine_metric m[3] = { EM_SPEC_DRAFTS, EM_SPEC_DRAFT_TOKENS,
+						 EM_SPEC_ACCEPTED };
+	memset(out, 0, sizeof(*out));
+	struct engine_sample s;
+	if (engine_metrics_parse(what, text, strlen(text), n, &s, err) < 0)
+		return -1;
+	double *v[3] = { &out->drafts, &out->draft_tokens, &out->accepted };
+	bool seen[3];
 	for (size_t i = 0; i < 3; i++) {
-		if (strcmp(sm->name, measure_spec_names[i]) != 0)
-			continue;
-		if (!isfinite(sm->v) || sm->v < 0)
-			return err_set(err, EXIT_RUNTIME, "line %u: %s is %g; expected a count", sm->line,
-				       measure_spec_names[i], sm->v);
-		*v[i] += sm->v;
-		p->seen[i] = true;
-		p->samples++;
+		double x = s.v[m[i]];
+		seen[i] = !isnan(x);
+		if (seen[i] && (!isfinite(x) || x < 0)) {
+			memset(out, 0, sizeof(*out));
+			return err_set(err, EXIT_RUNTIME, "%s: %s is %g; expected a count", what,
+				       n->sample[m[i]], x);
+		}
+		*v[i] = seen[i] ? x : 0;
+	}
+	out->present = seen[0] || seen[1] || seen[2];
+	if (out->present && !(seen[1] && seen[2])) {
+		const char *have = n->sample[m[seen[1] ? 1 : 2]], *lack = n->sample[m[seen[1] ? 2 : 1]];
+		memset(out, 0, sizeof(*out));
+		return err_set(err, EXIT_RUNTIME, "%s: %s without %s", what, have,
+			       lack ? lack : "accepted tokens (this vLLM records no such counter)");
 	}
 	return 0;
 }
 
-int measure_spec_parse(const char *what, const char *text, struct spec_counters *out, struct err **err)
-{
-	struct pick p = { .out = out };
-	memset(out, 0, sizeof(*out));
-	if (prom_parse(what, text, strlen(text), on_sample, &p, err) < 0) {
-		memset(out, 0, sizeof(*out));
-		return -1;
-	}
-	out->present = p.seen[0] || p.seen[1] || p.seen[2];
-	const char *const *n = measure_spec_names;
-	if (out->present && !(p.seen[1] && p.seen[2]))
-		return err_set(err, EXIT_RUNTIME, "%s: %s without %s", what, p.seen[1] ? n[1] : n[2],
-			       p.seen[1] ? n[2] : n[1]);
-	return p.samples;
-}
-
 int measure_spec_decode(const char *origin, const char *bearer, double timeout_s,
-			struct spec_counters *out, struct err **err)
+			const struct engine_metric_names *n, struct spec_counters *out,
+			struct err **err)
 {
 	_cleanup_free_ char *text = NULL;
 	memset(out, 0, sizeof(*out));
@@ -84,7 +68,7 @@ int measure_spec_decode(const char *origin, const char *bearer, double timeout_s
 	if (status != 200)
 		return err_set(err, EXIT_RUNTIME, "'%s/metrics' answered %ld", origin, status);
 	_cleanup_free_ char *what = xasprintf("'%s/metrics'", origin);
-	return measure_spec_parse(what, text, out, err) < 0 ? -1 : 0;
+	return measure_spec_parse(what, text, n, out, err);
 }
 
 json_t *measure_spec_delta(const struct spec_counters *before, const struct spec_counters *after)

@@ -188,6 +188,77 @@ int engine_metrics_scrape(int port, long timeout_ms, const struct engine_metric_
 	return engine_metrics_parse(what, buf_str(&body), body.len, n, s, err);
 }
 
+/* GET /version of the engine on port: its "version", or NULL. */
+static char *engine_version(int port, long timeout_ms)
+{
+	pthread_once(&curl_once, curl_init_once);
+	CURL *h = curl_easy_init();
+	if (!h)
+		return NULL;
+	_cleanup_buf_ struct buf b;
+	buf_init(&b, 64 << 10);
+	char url[64];
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/version", port);
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+	long code = 0;
+	if (curl_easy_perform(h) == CURLE_OK)
+		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+	curl_easy_cleanup(h);
+	if (code != 200)
+		return NULL;
+	json_auto_t *j = json_loads(buf_str(&b), 0, NULL);
+	const char *v = json_string_value(json_object_get(j, "version"));
+	return v ? xstrdup(v) : NULL;
+}
+
+/* "0.26." of "0.26.1rc1..." into out; false when v is not MAJOR.MINOR.x. */
+static bool minor_prefix(const char *v, char *out, size_t n)
+{
+	size_t a = strspn(v, "0123456789");
+	if (!a || v[a] != '.')
+		return false;
+	size_t b = strspn(v + a + 1, "0123456789");
+	if (!b || v[a + 1 + b] != '.' || a + b + 3 > n)
+		return false;
+	snprintf(out, n, "%.*s", (int)(a + b + 2), v);
+	return true;
+}
+
+char *engine_metric_folder(const struct knowledge *k, const char *image, int port, long timeout_ms,
+			   char **from)
+{
+	*from = NULL;
+	const struct vimage *newest = NULL;
+	for (size_t i = 0; i < k->n_images; i++) {
+		const struct vimage *im = &k->images[i];
+		if (image && *image && strcmp(im->ref, image) == 0) {
+			*from = xstrdup("image");
+			return xstrdup(im->registry);
+		}
+		if (!newest || strcmp(im->vllm_version, newest->vllm_version) > 0)
+			newest = im;
+	}
+	_cleanup_free_ char *ver = port > 0 ? engine_version(port, timeout_ms) : NULL;
+	char want[32], have[32];
+	for (size_t i = 0; ver && i < k->n_images; i++) {
+		const struct vimage *im = &k->images[i];
+		if (minor_prefix(ver, want, sizeof(want)) &&
+		    minor_prefix(im->vllm_version, have, sizeof(have)) && strcmp(want, have) == 0) {
+			*from = xasprintf("version %s", ver);
+			return xstrdup(im->registry);
+		}
+	}
+	if (!newest)
+		return NULL;
+	*from = xstrdup("assumed");
+	return xstrdup(newest->registry);
+}
+
 /* Increase of a counter from a to b; a reset (b < a) counts from zero. */
 static double increase(double a, double b)
 {

@@ -83,6 +83,15 @@ struct engine_metric_names {
 int engine_metric_names_load(struct engine_metric_names *n, const char *folder,
 			     struct err **err);
 void engine_metric_names_free(struct engine_metric_names *n);
+/* Which recorded data/vllm/<folder>/ names the figures of an engine running
+ * image (a ref; NULL or "" unknown) on port (0: none to ask): the image's
+ * own when it is recorded; else the recorded image of the MAJOR.MINOR the
+ * engine's GET /version reports; else the newest recorded one. *from says
+ * which: "image", "version X" or "assumed". Both caller-freed; NULL when
+ * nothing is recorded. */
+struct knowledge;
+char *engine_metric_folder(const struct knowledge *k, const char *image, int port, long timeout_ms,
+			   char **from);
 
 /* One scrape. v[m] is the sum over the engine's label sets (data-parallel
  * engines, one per "engine" label) — the largest for EM_KV_USAGE — and NaN

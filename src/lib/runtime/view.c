@@ -6,7 +6,6 @@
  * what its log says (through the caller's explain: triage is above this
  * room).
  */
-#include <curl/curl.h>
 #include <math.h>
 #include <string.h>
 
@@ -17,51 +16,6 @@
 
 #define EXPLAIN_TAIL 4000 /* log lines handed to explain */
 
-static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
-{
-	return buf_add(ud, p, size * nmemb) < 0 ? 0 : size * nmemb;
-}
-
-/* GET /version of the engine on port: its "version", or NULL. */
-static char *engine_version(int port, long timeout_ms)
-{
-	CURL *h = curl_easy_init();
-	if (!h)
-		return NULL;
-	_cleanup_buf_ struct buf b;
-	buf_init(&b, 64 << 10);
-	char url[64];
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/version", port);
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
-	long code = 0;
-	if (curl_easy_perform(h) == CURLE_OK)
-		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-	curl_easy_cleanup(h);
-	if (code != 200)
-		return NULL;
-	json_auto_t *j = json_loads(buf_str(&b), 0, NULL);
-	const char *v = json_string_value(json_object_get(j, "version"));
-	return v ? xstrdup(v) : NULL;
-}
-
-/* "0.26." of "0.26.1rc1..." into out; false when v is not MAJOR.MINOR.x. */
-static bool minor_prefix(const char *v, char *out, size_t n)
-{
-	size_t a = strspn(v, "0123456789");
-	if (!a || v[a] != '.')
-		return false;
-	size_t b = strspn(v + a + 1, "0123456789");
-	if (!b || v[a + 1 + b] != '.' || a + b + 3 > n)
-		return false;
-	snprintf(out, n, "%.*s", (int)(a + b + 2), v);
-	return true;
-}
-
 /* Which recorded list role's metric names come from (see view.h). */
 static void pick_names(struct view_role *vr, const struct knowledge *k, long timeout_ms,
 		       const struct view_role *before)
@@ -71,32 +25,9 @@ static void pick_names(struct view_role *vr, const struct knowledge *k, long tim
 		vr->names_from = xstrdup(before->names_from);
 		return;
 	}
-	const struct vimage *newest = NULL;
-	for (size_t i = 0; i < k->n_images; i++) {
-		const struct vimage *im = &k->images[i];
-		if (*vr->image && strcmp(im->ref, vr->image) == 0) {
-			vr->folder = xstrdup(im->registry);
-			vr->names_from = xstrdup("image");
-			return;
-		}
-		if (!newest || strcmp(im->vllm_version, newest->vllm_version) > 0)
-			newest = im;
-	}
-	_cleanup_free_ char *ver = vr->port ? engine_version(vr->port, timeout_ms) : NULL;
-	char want[32], have[32];
-	for (size_t i = 0; ver && i < k->n_images; i++) {
-		const struct vimage *im = &k->images[i];
-		if (minor_prefix(ver, want, sizeof(want)) &&
-		    minor_prefix(im->vllm_version, have, sizeof(have)) && strcmp(want, have) == 0) {
-			vr->folder = xstrdup(im->registry);
-			vr->names_from = xasprintf("version %s", ver);
-			return;
-		}
-	}
-	if (newest) {
-		vr->folder = xstrdup(newest->registry);
-		vr->names_from = xstrdup("assumed");
-	}
+	char *from = NULL;
+	vr->folder = engine_metric_folder(k, vr->image, vr->port, timeout_ms, &from);
+	vr->names_from = from;
 }
 
 static void look_role(struct view_role *vr, const struct engine_container *c,

@@ -320,8 +320,17 @@ void lc_tb_abort(struct triage *t)
 void lc_slice_end(struct triage *t, const char *s, size_t n)
 {
 	struct lifecycle *lc = &t->lc;
-	if (!lc->tail)
-		lc->tail = xcalloc(1, LC_TAIL + 1);
+	/* grown to what is kept (a short log's tail is short): a 256 KiB
+	 * buffer made and zeroed for every triage was a cost of its own */
+	size_t want = (lc->tail_len + n < LC_TAIL ? lc->tail_len + n : LC_TAIL) + 1;
+	if (want > lc->tail_alloc) {
+		size_t a = lc->tail_alloc ? lc->tail_alloc : 4096;
+		while (a < want)
+			a *= 2;
+		a = a < LC_TAIL + 1 ? a : LC_TAIL + 1;
+		lc->tail = xrealloc(lc->tail, a);
+		lc->tail_alloc = a;
+	}
 	if (n >= LC_TAIL) {
 		memcpy(lc->tail, s + n - LC_TAIL, LC_TAIL);
 		lc->tail_len = LC_TAIL;

@@ -65,11 +65,26 @@ void line_of(const char *s, const char *e, const char *p, const char **ls, const
 	*le = b ? b : e;
 }
 
+char *triage_scratch(struct triage *t, size_t n)
+{
+	if (n + 1 > t->scratch_size) {
+		size_t a = t->scratch_size ? t->scratch_size : 4096;
+		while (a < n + 1)
+			a *= 2;
+		if (a > TRIAGE_LINE_CAP + 1)
+			a = TRIAGE_LINE_CAP + 1;
+		t->scratch = xrealloc(t->scratch, a); /* nothing in it is kept */
+		t->scratch_size = a;
+	}
+	return t->scratch;
+}
+
 struct norm classify(struct triage *t, const char *ls, const char *le)
 {
 	size_t len = (size_t)(le - ls);
 	struct norm info;
-	norm_line(ls, len < CLASSIFY_CAP ? len : CLASSIFY_CAP, t->scratch, &info);
+	len = len < CLASSIFY_CAP ? len : CLASSIFY_CAP;
+	norm_line(ls, len, triage_scratch(t, len), &info);
 	return info;
 }
 
@@ -79,7 +94,7 @@ bool long_line(struct triage *t, const char *ls, const char *le)
 	size_t len = (size_t)(le - ls);
 	if (len >= CLASSIFY_CAP)
 		return true;
-	return len >= JOIN_MIN && norm_line(ls, len, t->scratch, NULL) >= JOIN_MIN;
+	return len >= JOIN_MIN && norm_line(ls, len, triage_scratch(t, len), NULL) >= JOIN_MIN;
 }
 
 /* Whether the line [ls, le) continues the line [pls, ple) above it. */

@@ -68,7 +68,6 @@ struct triage *triage_new(const struct sigset *set, unsigned flags)
 	buf_init(&t->carry, TRIAGE_LINE_CAP + 4 * REC_TAIL);
 	buf_init(&t->rec, TRIAGE_LINE_CAP + 2 * REC_TAIL);
 	buf_init(&t->rec_alt, TRIAGE_LINE_CAP + 2 * REC_TAIL);
-	t->scratch = xcalloc(1, TRIAGE_LINE_CAP + 1);
 	uint32_t pairs = 1;
 	for (size_t i = 0; i < set->n; i++) {
 		uint32_t c = 0;
@@ -184,7 +183,7 @@ static void rec_build(struct triage *t)
 		size_t len = (size_t)(le - ls);
 		if (len > TRIAGE_LINE_CAP)
 			len = TRIAGE_LINE_CAP;
-		size_t k = norm_line(ls, len, t->scratch, NULL);
+		size_t k = norm_line(ls, len, triage_scratch(t, len), NULL);
 		size_t room = t->rec.cap - t->rec.len - 2;
 		if (k > room)
 			k = room;
@@ -298,11 +297,11 @@ static void tb_walk(struct triage *t, const char *s, const char *e, const char *
 		}
 		size_t cl = (size_t)(le - p) < CLASSIFY_CAP ? (size_t)(le - p) : CLASSIFY_CAP;
 		struct norm k;
-		size_t kn = norm_line(p, cl, t->scratch, &k);
+		size_t kn = norm_line(p, cl, triage_scratch(t, cl), &k);
 		if (k.exception) {
 			uint64_t line = line_at(t, p);
 			size_t len = (size_t)(le - p) < 4096 ? (size_t)(le - p) : 4096;
-			size_t n = norm_line(p, len, t->scratch, &k);
+			size_t n = norm_line(p, len, triage_scratch(t, len), &k);
 			record_root(t, line, t->scratch + k.body, n - k.body);
 			lc_tb_root(t, line, t->scratch + k.body, n - k.body, le + 1, e);
 			t->tb_active = false;
@@ -364,7 +363,7 @@ static void scan_extra(struct triage *t, const char *s, size_t n)
 					le = s + n;
 				struct norm k;
 				size_t len = (size_t)(le - ls) < TRIAGE_LINE_CAP ? (size_t)(le - ls) : TRIAGE_LINE_CAP;
-				size_t nn = norm_line(ls, len, t->scratch, &k);
+				size_t nn = norm_line(ls, len, triage_scratch(t, len), &k);
 				if (pcre2_match(sig->code, (PCRE2_SPTR)t->scratch, nn, 0, 0, t->md, NULL) >= 0)
 					pend_add(t, off, si);
 			}

@@ -79,7 +79,7 @@ struct lifecycle {
 	const char *last_ls;      /* the last marker line (one event per line and kind) */
 	int last_kind;
 	char *tail;               /* the last LC_TAIL bytes read, from a line start */
-	size_t tail_len;
+	size_t tail_len, tail_alloc;
 	uint64_t tail_first;      /* line number of its first line */
 	unsigned phase_scans;
 	bool finished;
@@ -131,7 +131,8 @@ struct triage {
 	bool rec_built;
 	struct buf rec;           /* its normalised text, lines joined by a space */
 	struct buf rec_alt;       /* joined without a separator (terminal wraps) */
-	char *scratch;            /* TRIAGE_LINE_CAP bytes for normalising */
+	char *scratch;            /* for normalising: scratch_size bytes, grown by */
+	size_t scratch_size;      /* triage_scratch up to TRIAGE_LINE_CAP + 1 */
 	uint64_t gen;
 	uint64_t *seen;
 	struct triage_match *rm;  /* matches of the current record, not yet recorded */
@@ -192,6 +193,10 @@ char *tr_capped_copy(const char *s, size_t len, size_t cap, bool *cut);
 uint64_t count_nl(const char *p, size_t n);
 /* The line of the slice [s, e) holding p. */
 void line_of(const char *s, const char *e, const char *p, const char **ls, const char **le);
+/* t->scratch, grown to hold a line of n bytes normalised (n at most
+ * TRIAGE_LINE_CAP). It starts at 4 KiB: a 1 MiB buffer made and zeroed
+ * for every triage was most of the cost of a short log. */
+char *triage_scratch(struct triage *t, size_t n);
 struct norm classify(struct triage *t, const char *ls, const char *le);
 bool long_line(struct triage *t, const char *ls, const char *le);
 bool joins(struct triage *t, const char *pls, const char *ple, const char *ls, const char *le);

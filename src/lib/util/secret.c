@@ -181,15 +181,31 @@ static size_t hf_token_len(const char *p)
 }
 
 /* At p, "://": the length of "://USERINFO@" when a userinfo follows (the
- * characters before the first '@' that end no authority), else 0. */
+ * characters before the first '@' that end no authority), else 0. A "'"
+ * is one of RFC 3986's sub-delims, so it may stand in a userinfo
+ * ("http://o'neil:pw@h"): only what no URL holds ('"', '<', '>', space)
+ * ends one besides '/', '?', '#'. */
 static size_t userinfo_len(const char *p)
 {
 	if (strncmp(p, "://", 3) != 0)
 		return 0;
 	size_t n = 3;
-	while (p[n] && !isspace((unsigned char)p[n]) && !strchr("/?#@\"'<>", p[n]))
+	while (p[n] && !isspace((unsigned char)p[n]) && !strchr("/?#@\"<>", p[n]))
 		n++;
 	return p[n] == '@' && n > 3 ? n + 1 : 0;
+}
+
+/* A value masked from v to e that holds a URL whose userinfo runs past e
+ * (a ',' or ';' ends a value, not a userinfo: "token=http://a,b:pw@h"):
+ * the end of that userinfo (its '@' stays), else e. */
+static const char *userinfo_past(const char *v, const char *e)
+{
+	for (const char *u = v; u < e; u++) {
+		size_t n = *u == ':' ? userinfo_len(u) : 0;
+		if (n && u + n - 1 > e)
+			return u + n - 1;
+	}
+	return e;
 }
 
 /* The end of a value starting at v; quote is the quote it opened with. */
@@ -249,7 +265,7 @@ static size_t mask_named(const char *s, size_t i, struct buf *b)
 			if (strncasecmp(s + k, schemes[x], strlen(schemes[x])) == 0)
 				k += strlen(schemes[x]);
 	}
-	const char *e = value_end(s + k, quote);
+	const char *e = userinfo_past(s + k, value_end(s + k, quote));
 	if (e == s + k)
 		return 0;
 	buf_add(b, s + i, k - i);

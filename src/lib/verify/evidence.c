@@ -220,8 +220,10 @@ json_t *verify_collect(const struct question *q, const struct verify_opts *o, st
 	struct tm tm;
 	gmtime_r(&o->now, &tm);
 	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	json_object_set_new(rec, "question", json_pack("{s:s, s:s, s:s}", "id", q->id, "title",
-						       q->title, "file", q->file));
+	json_object_set_new(rec, "question", json_pack("{s:s, s:s, s:s, s:s?, s:o}", "id", q->id, "title",
+						       q->title, "file", q->file, "thresholds",
+						       question_thresholds(q), "evidence",
+						       question_evidence_json(q)));
 	json_object_set_new(rec, "date", json_string(date));
 	json_object_set_new(rec, "deploy_dir", json_string(o->dir));
 	json_object_set_new(rec, "profile", json_string(fleet.profile));
@@ -307,12 +309,16 @@ const struct q_route *verify_decide(const struct question *q, const struct obs_s
 {
 	char *detail = NULL;
 	const struct q_route *r = question_route(q, obs, &detail);
+	/* thresholds: "declared" (our judgement), "measured", or null (not said) */
+	const char *th = question_thresholds(q);
 	if (r)
-		json_object_set_new(record, "decision", json_pack("{s:s, s:s, s:s}", "route", r->id,
-								  "answer", r->answer, "action", r->action));
+		json_object_set_new(record, "decision", json_pack("{s:s, s:s, s:s, s:s?}", "route", r->id,
+								  "answer", r->answer, "action", r->action,
+								  "thresholds", th));
 	else
-		json_object_set_new(record, "decision", json_pack("{s:n, s:s, s:s}", "route", "answer",
-								  "undecided", "action", q->undecided));
+		json_object_set_new(record, "decision", json_pack("{s:n, s:s, s:s, s:s?}", "route", "answer",
+								  "undecided", "action", q->undecided,
+								  "thresholds", th));
 	json_object_set_new(record, "routing", json_string(detail));
 	free(detail);
 	return r;
@@ -408,9 +414,11 @@ char *evidence_text(const json_t *r)
 	json_object_foreach(json_object_get(r, "observations"), k, x)
 		buf_printf(&b, "  %s = %s\n", k, json_is_null(x) ? "unknown" : json_string_value(x));
 	const char *route = json_string_value(json_object_get(d, "route"));
-	buf_printf(&b, "decision: %s — %s\naction: %s\nrouting:\n%s", route ? route : "undecided",
+	const char *th = json_string_value(json_object_get(d, "thresholds"));
+	buf_printf(&b, "decision: %s — %s\naction: %s\n%s%s%srouting:\n%s", route ? route : "undecided",
 		   json_string_value(json_object_get(d, "answer")),
-		   json_string_value(json_object_get(d, "action")),
+		   json_string_value(json_object_get(d, "action")), th ? "thresholds: " : "",
+		   th ? th : "", th ? (strcmp(th, "declared") ? "\n" : " (judgement, not measured)\n") : "",
 		   json_string_value(json_object_get(r, "routing")));
 	return buf_take(&b);
 }

@@ -30,7 +30,10 @@
 #include <string.h>
 
 #include "../deploy/deploy.h"
+#include "../knowledge/knowledge.h"
 #include "../measure/measure.h"
+#include "../render/render.h"
+#include "../runtime/runtime.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/strv.h"
@@ -58,13 +61,43 @@ static bool spec_is(const char *eff, const char *want)
 	return a && b ? json_equal(a, b) : !strcmp(eff, want);
 }
 
+/* The metric names of the vLLM the role runs (runtime's
+ * engine_metric_folder: its image's recorded data/vllm/<commit>/, else the
+ * one of the version the engine reports): the counters are read by the
+ * names that version registers. Which list, and why, goes into run. */
+static int role_metric_names(const struct xp *x, int port, struct engine_metric_names *n,
+			     json_t *run, struct err **err)
+{
+	struct env_file env;
+	int rc = deploy_env_read(x->o->dir, &env, err);
+	if (rc <= 0)
+		return rc == 0 ? err_set(err, EXIT_CONFIG, "no deployment in '%s'", x->o->dir) : -1;
+	_cleanup_free_ char *key = env_key(x->r, "IMAGE");
+	struct knowledge k = { 0 };
+	rc = knowledge_load(&k, NULL, err);
+	_cleanup_free_ char *from = NULL;
+	_cleanup_free_ char *folder =
+		rc == 0 ? engine_metric_folder(&k, env_get(&env, key), port, 5000, &from) : NULL;
+	if (rc == 0 && !folder)
+		rc = err_set(err, EXIT_CONFIG, "no vLLM metric names are recorded (data/vllm/)");
+	if (rc == 0)
+		rc = engine_metric_names_load(n, folder, err);
+	if (rc == 0)
+		json_object_set_new(run, "metric_names", json_pack("{s:s, s:s}", "vllm", folder, "from", from));
+	knowledge_free(&k);
+	env_file_free(&env);
+	return rc;
+}
+
 /* bench, the answers and the counters of the running role; adds them to run. */
 static int measure_role(struct xp *x, const char *label, json_t *run, struct err **err)
 {
 	const struct verify_opts *o = x->o;
 	_cleanup_free_ char *origin = xasprintf("http://127.0.0.1:%d", x->s.fleet->roles[x->r].port);
 	struct spec_counters before, after;
-	if (measure_spec_decode(origin, NULL, o->eval_timeout_s, &before, err) < 0)
+	_cleanup_(engine_metric_names_free) struct engine_metric_names names = { 0 };
+	if (role_metric_names(x, x->s.fleet->roles[x->r].port, &names, run, err) < 0 ||
+	    measure_spec_decode(origin, NULL, o->eval_timeout_s, &names, &before, err) < 0)
 		return -1;
 	struct bench_target t = { .label = label, .origin = origin, .model = role_name(x->r),
 				  .kind = BENCH_GENERATE };
@@ -89,7 +122,7 @@ static int measure_role(struct xp *x, const char *label, json_t *run, struct err
 	if (!answers)
 		return -1;
 	json_object_set_new(run, "answers", answers);
-	if (measure_spec_decode(origin, NULL, o->eval_timeout_s, &after, err) < 0)
+	if (measure_spec_decode(origin, NULL, o->eval_timeout_s, &names, &after, err) < 0)
 		return -1;
 	json_object_set_new(run, "spec_decode", measure_spec_delta(&before, &after));
 	return 0;

@@ -73,6 +73,13 @@ static void question_free(struct question *q)
 	free(q->undecided);
 	free(q->file);
 	free(q->experiment);
+	for (size_t i = 0; i < q->n_evidence; i++) {
+		free(q->evidence[i].kind);
+		free(q->evidence[i].observation);
+		free(q->evidence[i].date);
+		free(q->evidence[i].ref);
+	}
+	free(q->evidence);
 	for (size_t i = 0; i < q->n_routes; i++) {
 		struct q_route *r = &q->routes[i];
 		free(r->id);
@@ -87,6 +94,61 @@ static void question_free(struct question *q)
 	}
 	free(q->routes);
 	memset(q, 0, sizeof(*q));
+}
+
+/* The optional `evidence:` list: entries {kind: measured|declared,
+ * observation, date?, ref?}. */
+static int parse_evidence(struct qp *c, struct fy_node *root, struct question *q)
+{
+	static const char *const ekeys[] = { "kind", "observation", "date", "ref", NULL };
+	struct fy_node *en = fy_node_mapping_lookup_by_string(root, "evidence", FY_NT);
+	if (!en)
+		return 0;
+	if (!fy_node_is_sequence(en) || fy_node_sequence_item_count(en) < 1)
+		return qerr(c, en, "'evidence' is not a list of entries%s%s; expected [{kind: measured|declared, "
+			    "observation: ...}]", NULL, NULL);
+	q->evidence = xcalloc((size_t)fy_node_sequence_item_count(en), sizeof(*q->evidence));
+	void *it = NULL;
+	struct fy_node *n;
+	while ((n = fy_node_sequence_iterate(en, &it))) {
+		struct q_evidence *ev = &q->evidence[q->n_evidence++];
+		if (!fy_node_is_mapping(n))
+			return qerr(c, n, "an evidence entry is not a mapping%s%s; expected {kind, observation}",
+				    NULL, NULL);
+		if (keys_ok(c, n, "an evidence entry", ekeys) < 0 ||
+		    req_str(c, n, "kind", "an evidence entry", &ev->kind) < 0)
+			return -1;
+		if (strcmp(ev->kind, "measured") != 0 && strcmp(ev->kind, "declared") != 0)
+			return qerr(c, fy_node_mapping_lookup_by_string(n, "kind", FY_NT),
+				    "evidence kind '%s' is not known%s; expected measured or declared", ev->kind, NULL);
+		if (req_str(c, n, "observation", "an evidence entry", &ev->observation) < 0)
+			return -1;
+		struct fy_node *d = fy_node_mapping_lookup_by_string(n, "date", FY_NT);
+		struct fy_node *r = fy_node_mapping_lookup_by_string(n, "ref", FY_NT);
+		if ((d && req_str(c, n, "date", "an evidence entry", &ev->date) < 0) ||
+		    (r && req_str(c, n, "ref", "an evidence entry", &ev->ref) < 0))
+			return -1;
+	}
+	return 0;
+}
+
+const char *question_thresholds(const struct question *q)
+{
+	for (size_t i = 0; i < q->n_evidence; i++)
+		if (!strcmp(q->evidence[i].kind, "declared"))
+			return "declared";
+	return q->n_evidence ? "measured" : NULL;
+}
+
+json_t *question_evidence_json(const struct question *q)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < q->n_evidence; i++) {
+		const struct q_evidence *ev = &q->evidence[i];
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s*, s:s*}", "kind", ev->kind, "observation",
+						   ev->observation, "date", ev->date, "ref", ev->ref));
+	}
+	return a;
 }
 
 static bool num_op(const char *op)
@@ -154,7 +216,7 @@ int question_add_yaml(struct question_set *s, const char *file, const char *text
 	int rc = -1;
 	struct fy_node *root = fy_document_root(fyd);
 	static const char *const keys[] = { "kind", "id", "title", "role", "probe", "routes",
-					    "undecided", "experiment", NULL };
+					    "undecided", "experiment", "evidence", NULL };
 	static const char *const rkeys[] = { "id", "when", "answer", "action", NULL };
 	if (!root || !fy_node_is_mapping(root)) {
 		qerr(&c, root, "the document is not a mapping%s%s; expected a question", NULL, NULL);
@@ -176,6 +238,8 @@ int question_add_yaml(struct question_set *s, const char *file, const char *text
 	    req_str(&c, root, "title", "a question", &q.title) < 0 ||
 	    req_str(&c, root, "role", "a question", &q.role) < 0 ||
 	    req_str(&c, root, "undecided", "a question", &q.undecided) < 0)
+		goto out;
+	if (parse_evidence(&c, root, &q) < 0)
 		goto out;
 	struct fy_node *xn = fy_node_mapping_lookup_by_string(root, "experiment", FY_NT);
 	if (xn) {

@@ -19,6 +19,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <jansson.h>
+
 #include "../util/err.h"
 
 struct q_cond {
@@ -33,8 +35,17 @@ struct q_route {
 	size_t n_when;
 };
 
+/* Where a question's thresholds come from (`evidence:`, as knowledge's
+ * entries): kind "measured" or "declared" (judgement, not measured), what
+ * backs them, and an optional date and reference. */
+struct q_evidence {
+	char *kind, *observation, *date, *ref;
+};
+
 struct question {
 	char *id, *title, *role, *undecided, *file;
+	struct q_evidence *evidence;
+	size_t n_evidence;
 	char *experiment; /* NULL: read-only; "kv-cache-dtype" or "speculative-config":
 			   * boot the role with each setting in turn and compare them
 			   * (verify/experiment.c, experiment_spec.c) */
@@ -54,6 +65,12 @@ int questions_load(struct question_set *s, const char *operator_dir, struct err 
 int question_add_yaml(struct question_set *s, const char *file, const char *text, size_t len,
 		      struct err **err);
 const struct question *question_find(const struct question_set *s, const char *id);
+/* What its thresholds are: "declared" when any evidence entry is declared,
+ * "measured" when every one is measured, NULL when it has none. */
+const char *question_thresholds(const struct question *q);
+/* Its evidence entries as JSON ([{kind, observation, date?, ref?}]); new
+ * reference. */
+json_t *question_evidence_json(const struct question *q);
 void questions_free(struct question_set *s);
 
 /* Observations: a small string map. */
