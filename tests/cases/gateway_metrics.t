@@ -8,6 +8,9 @@
 # `promtool check metrics` passes on a scrape. Cardinality: 1,000 requests
 # with random model names and paths add no series. The setting
 # LOBES_GATEWAY_METRICS_AUTH: keyless by default, the key when set to key.
+# The Grafana dashboard docs/grafana/lobes.json: every metric its PromQL names
+# is in a real scrape, promtool parses each expression, and this Prometheus
+# evaluates each to at least one series.
 . "${LOBES_SRC:-.}/tests/lib.sh"
 . "$SRC/tests/standin/lib.sh"
 . "$SRC/tests/gateway_lib.sh"
@@ -223,6 +226,36 @@ is "$rc" 0 "promtool check metrics passes on a scrape"
 [ "$rc" = 0 ] || printf '%s\n' "$out$errout" | head -20 | sed 's/^/# /'
 like "$(cat "$TMP/scrape.txt")" 'le="0.005"\}.*' "the histograms start at 5 ms"
 like "$(grep -c 'le="600"' "$TMP/scrape.txt")" '^[1-9]' "and reach 10 min"
+
+# --- the Grafana dashboard (docs/grafana/lobes.json) against this scrape --------------------
+run python3 "$SRC/tests/grafana_exprs.py" "$SRC/docs/grafana/lobes.json" "$TMP/scrape.txt" "$TMP/dash-rules.json"
+is "$rc" 0 "the dashboard parses and every metric its PromQL names is in the gateway's scrape"
+[ "$rc" = 0 ] || printf '%s\n' "$errout" | head -20 | sed 's/^/# /'
+printf '%s\n' "$out" >"$TMP/dash-exprs.txt"
+n_expr=$(grep -c . "$TMP/dash-exprs.txt")
+ok $([ "$n_expr" -ge 15 ]; echo $?) "it has the expected queries ($n_expr)"
+for m in requests_total time_to_first_byte_seconds_bucket request_duration_seconds_bucket \
+	requests_in_flight throttled_total prompt_tokens_total completion_tokens_total role_ready; do
+	grep -q "lobes_gateway_$m" "$TMP/dash-exprs.txt"
+	ok $? "a panel reads lobes_gateway_$m"
+done
+run promtool check rules "$TMP/dash-rules.json"
+is "$rc" 0 "promtool parses every expression (as recording rules)"
+[ "$rc" = 0 ] || printf '%s\n' "$out$errout" | head -20 | sed 's/^/# /'
+# and Prometheus answers each over the traffic above with at least one series
+prom_n() {
+	curl -s --max-time 5 --data-urlencode "query=$1" "http://127.0.0.1:$PP/api/v1/query" |
+		python3 -c 'import json,sys
+d=json.load(sys.stdin)
+print(len(d["data"]["result"]) if d.get("status") == "success" else "error")' 2>/dev/null
+}
+empty=""
+while IFS= read -r ex; do
+	nres=$(prom_n "$ex")
+	case $nres in '' | error | 0) empty="$empty
+# $nres: $ex" ;; esac
+done <"$TMP/dash-exprs.txt"
+is "$empty" "" "Prometheus evaluates every dashboard query to at least one series"
 
 # --- cardinality: random model names and paths add no series ---------------------------------
 series() { grep -vc '^#' "$TMP/scrape.txt"; }
