@@ -66,7 +66,7 @@ const char *jstr(const json_t *o, const char *key);
 #include "../lib/runtime/runtime.h"
 struct gw_life {
 	bool skip; /* --no-gateway */
-	struct gwproc proc;
+	struct bgproc proc;
 	char *bind; /* from the settings; NULL when they did not load (stop) */
 	int port, drain_s;
 };
@@ -83,6 +83,12 @@ json_t *gw_life_plan(const struct gw_life *l, bool up);
 json_t *gw_life_up(struct gw_life *l);
 json_t *gw_life_down(struct gw_life *l);
 void gw_life_print(const json_t *g, bool applied);
+/* The log collector (collector_life.c): serve's start (action start,
+ * running or skip), stop's stop (stop or none); applied only with apply.
+ * {action, ok, pid?, log?, killed?, error?}. */
+json_t *collector_up(const char *dir, bool skip, bool apply);
+json_t *collector_down(const char *dir, bool apply);
+void collector_print(const json_t *c, bool applied);
 
 #define CMD(name) int cmd_##name(int argc, char **argv, struct ctx *ctx)
 CMD(detect);

@@ -2,7 +2,7 @@
  * gateway_life.c — the gateway beside `lobes serve --apply` (started after
  * the engines, or told to reload when it already runs) and `lobes stop
  * --apply` (stopped before them). The process work is in
- * src/lib/runtime/gateway_proc.c; this file decides, and words the result
+ * src/lib/runtime/bgproc.c; this file decides, and words the result
  * as one JSON object ("gateway" in serve's and stop's results) and a line.
  */
 #include <limits.h>
@@ -40,7 +40,7 @@ static int gw_life_open(struct gw_life *l, const char *dir, bool skip, bool need
 		gw_config_unref(c);
 	}
 	err_free(ce);
-	return gwproc_read(&l->proc, dir, err);
+	return bgproc_read(&l->proc, dir, BGPROC_GATEWAY, err);
 }
 
 int gw_life_open_fleet(struct fleet *f, struct gw_life *l, const char *dir, bool skip,
@@ -57,7 +57,7 @@ int gw_life_open_fleet(struct fleet *f, struct gw_life *l, const char *dir, bool
 
 void gw_life_close(struct gw_life *l)
 {
-	gwproc_free(&l->proc);
+	bgproc_free(&l->proc);
 	free(l->bind);
 	memset(l, 0, sizeof(*l));
 }
@@ -67,7 +67,10 @@ static json_t *base(const struct gw_life *l, const char *action)
 	json_t *o = json_pack("{s:s, s:b}", "action", action, "ok", 1);
 	if (l->bind) {
 		json_object_set_new(o, "url", json_sprintf("http://%s:%d", l->bind, l->port));
-		json_object_set_new(o, "log", json_string(l->proc.log_file));
+		/* the running one's log, else where a start will log */
+		json_object_set_new(o, "log", l->proc.pid && l->proc.log_file
+							? json_string(l->proc.log_file)
+							: json_sprintf("%s/logs/gateway/", l->proc.dir));
 	}
 	if (l->proc.pid)
 		json_object_set_new(o, "pid", json_integer(l->proc.pid));
@@ -101,7 +104,7 @@ json_t *gw_life_up(struct gw_life *l)
 	char exe[PATH_MAX];
 	ssize_t n;
 	if (!strcmp(a, "reload")) {
-		if (gwproc_reload(&l->proc, &e) < 0)
+		if (bgproc_reload(&l->proc, &e) < 0)
 			goto fail;
 	} else if (!strcmp(a, "start")) {
 		if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) < 0) {
@@ -109,9 +112,10 @@ json_t *gw_life_up(struct gw_life *l)
 			goto fail;
 		}
 		exe[n] = '\0';
-		if (gwproc_start(&l->proc, exe, GWPROC_START_TIMEOUT_MS, &e) < 0)
+		if (bgproc_start(&l->proc, exe, GWPROC_START_TIMEOUT_MS, &e) < 0)
 			goto fail;
 		json_object_set_new(o, "pid", json_integer(l->proc.pid));
+		json_object_set_new(o, "log", json_string(l->proc.log_file));
 	}
 	return o;
 fail:
@@ -128,7 +132,7 @@ json_t *gw_life_down(struct gw_life *l)
 		return o;
 	struct err *e = NULL;
 	bool killed = false;
-	if (gwproc_stop(&l->proc, l->drain_s * 1000 + GW_KILL_GRACE_MS, &killed, &e) < 0) {
+	if (bgproc_stop(&l->proc, l->drain_s * 1000 + GW_KILL_GRACE_MS, &killed, &e) < 0) {
 		json_object_set_new(o, "ok", json_false());
 		json_object_set_new(o, "error", json_string(e->msg));
 		err_free(e);

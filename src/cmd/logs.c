@@ -1,8 +1,11 @@
 /*
  * logs.c — `lobes logs ROLE [-n N] [-f] [--previous] [--list]`: a role's
  * engine log per boot, as kept under DIR/logs/ROLE/ (runtime/logstore.h);
- * and `lobes logs --collect [--once]`: the collector that keeps them (a
- * pass every second over the Docker Engine API until SIGTERM or Ctrl-C).
+ * and `lobes logs --collect [--once] [--pid-file F]`: the collector that
+ * keeps them (a pass every second over the Docker Engine API until SIGTERM
+ * or Ctrl-C, then one last pass; `serve --apply` starts it in the
+ * background with --pid-file, runtime/bgproc.h). `gateway` and `collector`
+ * name the logs of those two processes, one file per start.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -20,14 +23,17 @@
 #include "cmd.h"
 
 const char cmd_logs_help[] =
-	"Read-only except --collect. The collector (`lobes logs --collect`, run beside\n"
-	"the fleet, e.g. as a service): every second it asks the Docker Engine\n"
+	"Read-only except --collect. The collector (`lobes logs --collect`, which\n"
+	"`lobes serve --apply` starts in the background and `lobes stop --apply` stops;\n"
+	"pid DIR/collector.pid): every second it asks the Docker Engine\n"
 	"API for each feasible role's container and the lines it logged since the last\n"
 	"pass, and appends them to DIR/logs/ROLE/NNNNNN.log, one file per boot (0600; a\n"
 	"container restart starts the next file; the lines a restarted boot wrote last\n"
 	"still go to its own file). Bounded: a boot's file past 8 MiB is moved aside to\n"
 	"NNNNNN.log.1 and continued (at most two parts, the latest lines kept); a role\n"
-	"keeps its 10 latest boots. Prints the current boot's log (docs/observe.md).\n"
+	"keeps its 10 latest boots. A role that logged more than a pass reads (64 MiB)\n"
+	"is read on by the next passes. It stops by itself when DIR/.env is gone.\n"
+	"Prints the current boot's log (docs/observe.md).\n"
 	"Exit 3 when no boot is kept.\n"
 	"  -n, --lines N  the last N lines\n"
 	"  -f, --follow   keep printing what the current boot (and the next) logs\n"
@@ -35,7 +41,10 @@ const char cmd_logs_help[] =
 	"                 failing boot after Docker restarted it)\n"
 	"  --list         the boots kept: number, size, container and start\n"
 	"  --collect      run the collector until SIGTERM or Ctrl-C\n"
-	"  --once         with --collect: one pass, then exit\n";
+	"  --once         with --collect: one pass, then exit\n"
+	"  --pid-file F   with --collect: write the pid to F once set up; removed at exit\n"
+	"ROLE may also be gateway or collector: the log of each start of the gateway\n"
+	"and of the collector that `serve --apply` runs in the background.\n";
 
 static volatile sig_atomic_t stop_sig;
 static void on_stop(int s) { stop_sig = s; }
@@ -47,7 +56,22 @@ static void nap_ms(long ms)
 		;
 }
 
-static int collect(struct ctx *ctx, bool once)
+/* The pid file once set up (removed at exit if it still names us). */
+static int write_pid(const char *pid_file, struct err **err)
+{
+	_cleanup_free_ char *mine = xasprintf("%d\n", (int)getpid());
+	return fs_write_atomic(pid_file, mine, strlen(mine), 0644, err);
+}
+
+static void remove_pid(const char *pid_file)
+{
+	_cleanup_free_ char *mine = xasprintf("%d\n", (int)getpid());
+	_cleanup_free_ char *was = fs_read(pid_file, 64, NULL, NULL);
+	if (was && !strcmp(was, mine))
+		unlink(pid_file);
+}
+
+static int collect(struct ctx *ctx, bool once, const char *pid_file)
 {
 	struct err *e = NULL;
 	struct fleet f;
@@ -68,21 +92,41 @@ static int collect(struct ctx *ctx, bool once)
 	struct sigaction sa = { .sa_handler = on_stop };
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	if (pid_file && write_pid(pid_file, &e) < 0) {
+		engine_close(&en);
+		logkeep_free(&k);
+		fleet_free(&f);
+		return cmd_fail(ctx, e);
+	}
+	_cleanup_free_ char *env_path = xasprintf("%s/.env", f.dir);
 	size_t lines = 0;
 	int rc = 0;
-	do {
+	bool last = false;
+	char said[512] = "";
+	for (;;) {
+		bgproc_trim_logs(f.dir, 0);
 		if (logkeep_pass(&k, &en, &lines, &e) < 0) {
 			if (once) {
 				rc = -1;
 				break;
 			}
-			fprintf(stderr, "lobes logs --collect: %s (retrying)\n", e->msg);
+			if (strcmp(said, e->msg) != 0) /* once per new error, not each second */
+				fprintf(stderr, "lobes logs --collect: %s (retrying every second)\n", e->msg);
+			snprintf(said, sizeof(said), "%s", e->msg);
 			err_free(e);
 			e = NULL;
 		}
-		if (!once)
-			nap_ms(1000);
-	} while (!once && !stop_sig);
+		if (once || last)
+			break;
+		nap_ms(1000);
+		if (!fs_exists(env_path)) {
+			fprintf(stderr, "lobes logs --collect: '%s' is gone; stopping\n", env_path);
+			break;
+		}
+		last = stop_sig != 0; /* one more pass: the lines logged until now */
+	}
+	if (pid_file)
+		remove_pid(pid_file);
 	engine_close(&en);
 	logkeep_free(&k);
 	fleet_free(&f);
@@ -181,10 +225,11 @@ CMD(logs)
 		{ "lines", required_argument, NULL, 'n' }, { "follow", no_argument, NULL, 'f' },
 		{ "previous", no_argument, NULL, 'p' },    { "list", no_argument, NULL, 'l' },
 		{ "collect", no_argument, NULL, 'c' },     { "once", no_argument, NULL, 'o' },
-		{ NULL, 0, NULL, 0 }
+		{ "pid-file", required_argument, NULL, 'P' }, { NULL, 0, NULL, 0 }
 	};
 	long nlines = -1;
 	bool fol = false, prev = false, lst = false, col = false, once = false;
+	const char *pid_file = NULL;
 	int c;
 	while ((c = getopt_long(argc, argv, "n:f", opts, NULL)) != -1) {
 		char *end;
@@ -199,21 +244,23 @@ CMD(logs)
 		case 'l': lst = true; break;
 		case 'c': col = true; break;
 		case 'o': once = true; break;
+		case 'P': pid_file = optarg; break;
 		default: return cmd_usage_error(ctx, "unknown option");
 		}
 	}
 	if (col) {
 		if (optind < argc || fol || prev || lst || nlines >= 0)
-			return cmd_usage_error(ctx, "--collect takes only --once");
-		return collect(ctx, once);
+			return cmd_usage_error(ctx, "--collect takes only --once and --pid-file");
+		return collect(ctx, once, pid_file);
 	}
-	if (once)
-		return cmd_usage_error(ctx, "--once goes with --collect");
+	if (once || pid_file)
+		return cmd_usage_error(ctx, "--%s goes with --collect", once ? "once" : "pid-file");
 	if (optind + 1 != argc)
 		return cmd_usage_error(ctx, "name one role");
 	const char *role = argv[optind];
-	if (role_from_name(role) < 0)
-		return cmd_usage_error(ctx, "unknown role '%s'", role);
+	if (role_from_name(role) < 0 && strcmp(role, bgproc_log_name(BGPROC_GATEWAY)) != 0 &&
+	    strcmp(role, bgproc_log_name(BGPROC_COLLECTOR)) != 0)
+		return cmd_usage_error(ctx, "unknown role '%s' (a role, gateway or collector)", role);
 	if (fol && prev)
 		return cmd_usage_error(ctx, "-f follows the current boot, not --previous");
 	struct err *e = NULL;

@@ -10,7 +10,9 @@
  * names are shown, roles already up are left running, exit 1. Then the
  * gateway (gateway_life.c): started in the background, or told to reload
  * when the one serve started before still runs; its settings are checked
- * before any engine starts. --no-gateway leaves it to systemd.
+ * before any engine starts. --no-gateway leaves it to systemd. Before the
+ * engines, the log collector (collector_life.c) is started in the
+ * background unless it runs (--no-collector: not at all).
  */
 #include <getopt.h>
 #include <stdint.h>
@@ -116,7 +118,7 @@ static void print_report(const json_t *x)
 }
 
 struct serve_opts {
-	bool apply, drop, together_override, one_override, no_gateway;
+	bool apply, drop, together_override, one_override, no_gateway, no_collector;
 	double margin_gib;
 	int mem_wait, window_wait, ready_wait, poll_ms;
 };
@@ -131,13 +133,14 @@ static int parse_opts(int argc, char **argv, struct ctx *ctx, struct serve_opts 
 		{ "margin-gib", required_argument, NULL, 'm' }, { "mem-wait", required_argument, NULL, 'M' },
 		{ "window-wait", required_argument, NULL, 'W' }, { "ready-wait", required_argument, NULL, 'R' },
 		{ "poll-ms", required_argument, NULL, 'P' },    { "mode", required_argument, NULL, 'o' },
-		{ "no-gateway", no_argument, NULL, 'g' },	{ NULL, 0, NULL, 0 }
+		{ "no-gateway", no_argument, NULL, 'g' },	{ "no-collector", no_argument, NULL, 'c' },
+		{ NULL, 0, NULL, 0 }
 	};
 	int c;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		/* waits in seconds up to a week, the poll interval up to a minute */
 		long v = 0, max = c == 'P' ? SERVE_MAX_POLL_MS : SERVE_MAX_WAIT_S;
-		bool num = optarg && c != 'm' && c != 'o' && c != 'g';
+		bool num = optarg && c != 'm' && c != 'o' && c != 'g' && c != 'c';
 		const struct option *o = opts;
 		while (o->name && o->val != c)
 			o++;
@@ -148,6 +151,7 @@ static int parse_opts(int argc, char **argv, struct ctx *ctx, struct serve_opts 
 		case 'a': so->apply = true; break;
 		case 'd': so->drop = true; break;
 		case 'g': so->no_gateway = true; break;
+		case 'c': so->no_collector = true; break;
 		case 'm':
 			if (!num_parse_double(optarg, 0, SERVE_MAX_MARGIN_GIB, &so->margin_gib))
 				return cmd_usage_error(ctx, "--margin-gib '%s' is not a size in GiB; expected a "
@@ -207,11 +211,14 @@ static int dry_run(struct ctx *ctx, const struct serve_opts *so, const struct fl
 				     "free_bytes", (json_int_t)free_now, "roles", plan, "applied", 0);
 	json_t *gw = gw_life_plan(gl, true);
 	json_object_set_new(res, "gateway", gw);
+	json_t *col = collector_up(fleet->dir, so->no_collector, false);
+	json_object_set_new(res, "collector", col);
 	if (ctx->json) {
 		out_json(res);
 		return 0;
 	}
 	printf("bring-up plan for profile %s in %s\n", jstr(res, "profile"), jstr(res, "dir"));
+	collector_print(col, false);
 	printf("mode: %s%s\n", one ? "one memory-profiling window at a time" : "together",
 	       one ? " (the next role starts when the previous has allocated its KV cache)" : "");
 	printf("device memory %.1f GiB (%s); free now %.1f GiB (MemFree, as vLLM reads it)\n",
@@ -284,7 +291,9 @@ static int bring_up(struct ctx *ctx, const struct serve_opts *so, struct fleet *
 static int print_result(struct ctx *ctx, json_t *res, const json_t *gw)
 {
 	bool up_ok = json_is_true(json_object_get(res, "ok"));
-	bool ok = up_ok && json_is_true(json_object_get(gw, "ok"));
+	const json_t *col = json_object_get(res, "collector");
+	bool ok = up_ok && json_is_true(json_object_get(gw, "ok")) &&
+		  json_is_true(json_object_get(col, "ok"));
 	json_object_set_new(res, "ok", json_boolean(ok));
 	if (ctx->json) {
 		/* one line, after the event lines: the last line is the result */
@@ -308,6 +317,7 @@ static int print_result(struct ctx *ctx, json_t *res, const json_t *gw)
 	else
 		printf("bring-up stopped; roles already up are left running (`lobes status`, `lobes stop`)\n");
 	gw_life_print(gw, true);
+	collector_print(col, true);
 	return ok ? 0 : 1;
 }
 
@@ -342,6 +352,9 @@ CMD(serve)
 		fleet_free(&fleet);
 		return code;
 	}
+	/* the log collector before the engines: a role that crash-loops while
+	 * it comes up has each boot kept */
+	json_auto_t *col = collector_up(fleet.dir, so.no_collector, true);
 	json_auto_t *res = NULL;
 	int rc = bring_up(ctx, &so, &fleet, roles, n, one, &res, &e);
 	fleet_free(&fleet);
@@ -354,6 +367,7 @@ CMD(serve)
 	json_auto_t *gw = gw_life_up(&gl);
 	gw_life_close(&gl);
 	json_object_set(res, "gateway", gw);
+	json_object_set(res, "collector", col);
 	secret_mask_json(res); /* the gateway's log lines, if it failed */
 	return print_result(ctx, res, gw);
 }

@@ -179,6 +179,12 @@ static void print_text(const struct ctx *ctx, const json_t *res)
 	if (gpid)
 		printf(" (pid %lld, started by lobes serve; log %s)", gpid, jstr(gw, "log"));
 	printf("\n");
+	const json_t *col = json_object_get(res, "collector");
+	if (json_is_true(json_object_get(col, "running")))
+		printf("%-10s running (pid %lld; the engines' logs under logs/, `lobes logs ROLE`)\n",
+		       "logs", (long long)json_integer_value(json_object_get(col, "pid")));
+	else
+		printf("%-10s not kept: no log collector runs (`lobes serve --apply` starts it)\n", "logs");
 	const json_t *probs = json_object_get(res, "problems");
 	long long nf = json_integer_value(json_object_get(res, "feasible_roles"));
 	if (!reach) {
@@ -298,13 +304,24 @@ CMD(status)
 				      gport > 0 && gport < 65536 &&
 					      http_health_at(gb, (int)gport, HEALTH_TIMEOUT_MS) == 200));
 	/* the one `lobes serve` started, when it runs (src/lib/runtime/gateway_proc.c) */
-	struct gwproc gproc;
-	if (gwproc_read(&gproc, ctx->dir, NULL) == 0 && gproc.pid) {
+	struct bgproc gproc;
+	if (bgproc_read(&gproc, ctx->dir, BGPROC_GATEWAY, NULL) == 0 && gproc.pid) {
 		json_t *g = json_object_get(res, "gateway");
 		json_object_set_new(g, "pid", json_integer(gproc.pid));
-		json_object_set_new(g, "log", json_string(gproc.log_file));
+		if (gproc.log_file)
+			json_object_set_new(g, "log", json_string(gproc.log_file));
 	}
-	gwproc_free(&gproc);
+	bgproc_free(&gproc);
+	/* the log collector `lobes serve` started (not a problem when not) */
+	json_t *col = json_pack("{s:b}", "running", 0);
+	if (bgproc_read(&gproc, ctx->dir, BGPROC_COLLECTOR, NULL) == 0 && gproc.pid) {
+		json_object_set_new(col, "running", json_true());
+		json_object_set_new(col, "pid", json_integer(gproc.pid));
+		if (gproc.log_file)
+			json_object_set_new(col, "log", json_string(gproc.log_file));
+	}
+	bgproc_free(&gproc);
+	json_object_set_new(res, "collector", col);
 	engine_container_list_free(&l);
 	engine_close(&en);
 	env_file_free(&env);

@@ -6,7 +6,9 @@
  * memory should come back. The gateway `lobes serve` started is stopped
  * first (it drains its in-flight requests), unless --no-gateway: with
  * --apply before anything else is asked, so an unreachable Docker Engine
- * (exit 4) still leaves no front door sending requests to engines.
+ * (exit 4) still leaves no front door sending requests to engines. The log
+ * collector `serve` started is stopped after the engines (collector_life.c),
+ * even when they could not be stopped.
  */
 #include <getopt.h>
 #include <string.h>
@@ -111,6 +113,7 @@ static void print_dry_run(const json_t *res, const char *project, int wait_s)
 	printf("then wait up to %d s for %.1f GiB to come back (free now %.1f GiB)\n", wait_s,
 	       json_integer_value(json_object_get(res, "expected_back_bytes")) / GiB,
 	       json_integer_value(json_object_get(res, "free_before_bytes")) / GiB);
+	collector_print(json_object_get(res, "collector"), false);
 	printf("dry run: nothing stopped; run `lobes stop --apply`\n");
 }
 
@@ -187,7 +190,15 @@ static int stop_apply(struct ctx *ctx, const struct stop_opts *o, struct fleet *
 	if (!ctx->json && strcmp(jstr(gw, "action"), "none") != 0)
 		gw_life_print(gw, true);
 	uint64_t held = 0, target = 0;
-	if (measure(fleet, res, &held, &target, &e) < 0 || compose_stop(fleet, &e) < 0) {
+	int stopped = measure(fleet, res, &held, &target, &e) < 0 ? -1 : compose_stop(fleet, &e);
+	/* the log collector after the engines (its last pass keeps their last
+	 * lines), and even when they could not be stopped */
+	json_t *col = collector_down(fleet->dir, true);
+	json_object_set_new(res, "collector", col);
+	bool col_ok = json_is_true(json_object_get(col, "ok"));
+	if (!ctx->json && strcmp(jstr(col, "action"), "none") != 0)
+		collector_print(col, true);
+	if (stopped < 0) {
 		if (ctx->json) /* what did happen (the gateway), then the error */
 			out_json(res);
 		return cmd_fail(ctx, e);
@@ -204,7 +215,7 @@ static int stop_apply(struct ctx *ctx, const struct stop_opts *o, struct fleet *
 		out_json(res);
 	else
 		print_applied(res, target, o->wait_s);
-	return back && gw_ok ? 0 : 1;
+	return back && gw_ok && col_ok ? 0 : 1;
 }
 
 CMD(stop)
@@ -228,6 +239,7 @@ CMD(stop)
 		json_object_set_new(res, "gateway", gw_life_plan(&gl, false));
 		if (!ctx->json) /* the gateway first, as --apply does it */
 			gw_life_print(json_object_get(res, "gateway"), false);
+		json_object_set_new(res, "collector", collector_down(fleet.dir, false));
 		if (measure(&fleet, res, &held, &target, &e) < 0)
 			code = cmd_fail(ctx, e);
 		else if (ctx->json)

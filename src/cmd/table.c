@@ -120,8 +120,11 @@ const struct command cmd_table[] = {
 	  "compose command), HF_HUB_CACHE/HF_HOME (checkpoints), those of `lobes detect`.\n"
 	  "Exit 1 when a check found an error, 0 otherwise, 3 when there is no deploy\n"
 	  "dir or it cannot be read at all (the findings are printed all the same).\n" },
-	{ "serve", cmd_serve, "lobes serve [--apply] [--drop-caches] [--no-gateway] [options]",
+	{ "serve", cmd_serve, "lobes serve [--apply] [--drop-caches] [--no-gateway] [--no-collector] [options]",
 	  "bring the fleet up in a memory-safe order (dry-run unless --apply)",
+	  "First the log collector (`lobes logs --collect`, pid DIR/collector.pid) is\n"
+	  "started in the background unless it runs: it keeps each engine boot's log\n"
+	  "under DIR/logs/ROLE/ (`lobes logs`).\n"
 	  "Starts the deployed roles in LOBES_ORDER. One window at a time (unified\n"
 	  "memory): before each role a memory gate (MemFree >= budget + margin), then\n"
 	  "start it, then wait until its boot log says memory profiling and the KV\n"
@@ -129,7 +132,7 @@ const struct command cmd_table[] = {
 	  "A role that dies or overruns a bound stops the wait (exit 1) with its last\n"
 	  "log lines and the cause; roles already up keep running.\n"
 	  "Then the gateway: `lobes gateway` is started in the background (its own\n"
-	  "session; log DIR/gateway.log, pid DIR/gateway.pid) once it listens, or, when\n"
+	  "session; log DIR/logs/gateway/, pid DIR/gateway.pid) once it listens, or, when\n"
 	  "the one serve started before still runs, told to reload the deploy dir\n"
 	  "(SIGHUP). It starts even when a role failed: it answers 503 for that role.\n"
 	  "Its settings are checked before any engine starts (exit 3 when bad).\n"
@@ -139,6 +142,7 @@ const struct command cmd_table[] = {
 	  "  --apply             start the roles (default: print the plan)\n"
 	  "  --no-gateway        leave the gateway alone (systemd runs it:\n"
 	  "                      DIR/lobes-gateway@.service)\n"
+	  "  --no-collector      do not start the log collector\n"
 	  "  --drop-caches       drop the page cache once at a gate that is short (root)\n"
 	  "  --margin-gib N      memory kept free above each budget (default 1)\n"
 	  "  --mem-wait S        bound on one memory gate (default 300)\n"
@@ -167,7 +171,7 @@ const struct command cmd_table[] = {
 	{ "top", cmd_top, "lobes top [--once] [--interval S] [--json]",
 	  "the fleet as it runs: load, KV cache, tokens/s, MTP acceptance, memory",
 	  cmd_top_help },
-	{ "logs", cmd_logs, "lobes logs ROLE [-n N] [-f] [--previous] [--list] [--json] | --collect [--once]",
+	{ "logs", cmd_logs, "lobes logs ROLE [-n N] [-f] [--previous] [--list] [--json] | --collect [--once] [--pid-file F]",
 	  "a role's engine log per boot, kept under DIR/logs/ROLE/",
 	  cmd_logs_help },
 	{ "probe", cmd_probe, "lobes probe [--timeout SECS] [--fleet | --via-gateway] [--json] [ROLE...]",
@@ -280,7 +284,7 @@ const struct command cmd_table[] = {
 	  "  --pid-file F    once listening, write the pid to F; removed at exit\n"
 	  "  -c, --check     validate the settings and exit\n"
 	  "Two ways to run it: `lobes serve --apply` starts it in the background after\n"
-	  "the engines (log DIR/gateway.log, pid DIR/gateway.pid) and `lobes stop\n"
+	  "the engines (log DIR/logs/gateway/, pid DIR/gateway.pid) and `lobes stop\n"
 	  "--apply` stops it before them; or systemd runs DIR/lobes-gateway@.service\n"
 	  "(written by `lobes init`; see its head) and serve/stop take --no-gateway.\n"
 	  "Settings in DIR/.env: LOBES_GATEWAY_MAX_BODY_BYTES (16 MiB),\n"
@@ -383,6 +387,8 @@ const struct command cmd_table[] = {
 	  "/var/run/docker.sock), runs compose down (LOBES_COMPOSE, else `docker\n"
 	  "compose`, else `docker-compose`), then waits (bounded) until the memory the\n"
 	  "running roles held is free again; exit 1 when it does not come back in time.\n"
+	  "The log collector serve started is stopped after the containers (SIGTERM:\n"
+	  "one last pass, then SIGKILL after 10 s), even when they could not be.\n"
 	  "  --no-gateway    leave the gateway running (systemd runs it)\n"
 	  "  --apply         stop (default: say what would stop)\n"
 	  "  --drop-caches   drop the page cache once if memory is short (root; unified\n"

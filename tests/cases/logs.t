@@ -8,7 +8,9 @@
 # after the last pass still go to its file and the new boot gets the next
 # file; `lobes logs hand --previous` shows the killed boot, `lobes logs
 # hand` the current one, --list both, -n the last lines; `triage --role hand
-# --previous` names the killed boot's cause; files are 0600.
+# --previous` names the killed boot's cause; files are 0600; a 100 MB flood
+# stays within the bounds, and a 100 MB burst between two passes (more than a
+# pass reads) is read in chunks over several passes, every line kept once.
 . "${LOBES_SRC:-.}/tests/lib.sh"
 command -v python3 >/dev/null || skip_all "python3 is needed for the fake engine"
 unset LOBES_SYSROOT LOBES_DIR DOCKER_HOST
@@ -120,6 +122,30 @@ like "$out" "^flood 5 line 0199999 " "the flood's last line is kept"
 is "$(find "$D/logs" -type f ! -perm 600 | wc -l)" 0 "every kept file is 0600"
 total=$(du -sb "$D/logs" | cut -f1)
 ok "$([ "$total" -le $((10 * 16 << 20)) ]; echo $?)" "the role's logs stay within 10 boots of 16 MiB ($total bytes)"
+
+# a faster flood: 100 MB logged between two passes, more than one pass reads
+# (64 MiB): the passes read it in chunks, each one ok, every line kept once
+container 2026-12-03T14:11:00Z 3
+awk 'BEGIN { for (i = 0; i < 1000000; i++) { s = int(i / 10000)
+	printf "2026-12-03T14:%02d:%02d.%09dZ burst line %07d %s\n", 11 + int(s / 60), s % 60, i % 10000 * 1000, i,
+		"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" } }' >"$LOG"
+ok "$([ "$(stat -c %s "$LOG")" -gt $((64 << 20)) ]; echo $?)" "the burst is over one pass's 64 MiB ($(stat -c %s "$LOG") bytes)"
+kept=0 passes=0 failed=0 got=
+for i in 1 2 3 4 5 6 7 8; do
+	run "$LOBES" --dir "$D" --json logs --collect --once
+	[ "$rc" = 0 ] || { failed=$((failed + 1)); printf '%s\n' "$errout" | sed 's/^/# /'; }
+	got=$(printf '%s' "$out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["lines"])' 2>/dev/null)
+	[ "${got:-0}" -gt 0 ] || break
+	kept=$((kept + got)) passes=$((passes + 1))
+done
+is "$failed" 0 "no pass fails"
+ok "$([ "$passes" -ge 2 ]; echo $?)" "the burst took more than one pass ($passes)"
+is "$kept" 1000000 "every line of the burst was kept, none twice"
+run "$LOBES" --dir "$D" logs hand -n 1
+like "$out" "^burst line 0999999 " "its last line is kept"
+B=$D/logs/hand/000004.log
+ok "$([ "$(stat -c %s "$B")" -le $((8 << 20)) ] && [ "$(stat -c %s "$B.1")" -le $((8 << 20)) ]; echo $?)" \
+	"the burst's boot stays within its two 8 MiB parts"
 
 run "$LOBES" --dir "$D" logs hand -f --previous
 is "$rc" 2 "-f with --previous is a usage error"

@@ -8,7 +8,11 @@
 # 503; 401 without the key; after `serve --apply` again (a SIGHUP reload)
 # with new limits, 413 and 429; a client that goes away mid-stream shows as
 # an aborted request in the engine container's log within a second, by
-# Docker's own log timestamps.
+# Docker's own log timestamps. The log collector: `serve --apply` starts it
+# before the engines (pid DIR/collector.pid; the cortex's boot is kept under
+# DIR/logs/cortex/), a second serve leaves it running, a serve after it was
+# killed starts a new one, `stop --apply` stops it; status shows it. The
+# gateway logs under DIR/logs/gateway/.
 . "${LOBES_SRC:-.}/tests/lib.sh"
 . "$SRC/tests/standin/lib.sh"
 . "$SRC/tests/gateway_lib.sh"
@@ -38,26 +42,40 @@ EOF
 
 # --- serve starts the gateway after the engines -------------------------------
 run "$LOBES" --dir "$T" serve $fast
-like "$out" "then start the gateway on http://127.0.0.1:$GWP \(log $T/gateway.log\)" \
+like "$out" "then start the gateway on http://127.0.0.1:$GWP \(log $T/logs/gateway/\)" \
 	"serve's dry run says it will start the gateway, where, and its log"
+like "$out" "first start the log collector" "and the log collector"
+GL=$T/logs/gateway/000001.log
 run "$LOBES" --dir "$T" --json serve --apply $fast
 is "$rc" 0 "serve --apply brings the thor fleet and the gateway up"
 if [ "$rc" != 0 ]; then
 	printf '%s\n%s\n' "$out" "$errout" | sed 's/^/# /' | tail -n 30
-	tail -n 20 "$T/gateway.log" 2>/dev/null | sed 's/^/# gateway.log: /'
+	tail -n 20 "$GL" 2>/dev/null | sed 's/^/# gateway log: /'
 	done_testing
 fi
 is "$(j 'd["gateway"]["action"]')" start "the result says the gateway was started"
+is "$(j 'd["gateway"]["log"]')" "$GL" "its log is the first start's file under DIR/logs/gateway/"
+is "$(j 'd["collector"]["action"]')" start "and the log collector was started"
+COL_PID=$(j 'd["collector"]["pid"]')
+is "$(cat "$T/collector.pid" 2>/dev/null)" "$COL_PID" "with the pid it wrote to DIR/collector.pid"
+like "$(tr '\0' ' ' </proc/"$COL_PID"/cmdline)" "logs --collect --pid-file $T/collector.pid" "it runs as lobes logs --collect of this deploy dir"
 GW_PID=$(j 'd["gateway"]["pid"]')
 is "$(cat "$T/gateway.pid" 2>/dev/null)" "$GW_PID" "with the pid the gateway wrote to DIR/gateway.pid"
 ok "$(kill -0 "$GW_PID" 2>/dev/null; echo $?)" "the gateway runs after serve exited"
-is "$(stat -c %a "$T/gateway.log")" 600 "its log is mode 0600"
+is "$(stat -c %a "$GL")" 600 "its log is mode 0600"
+has_log() { [ -s "$T/logs/cortex/000001.log" ]; }
+wait_for "$WAIT" has_log
+ok $? "the collector keeps the cortex's boot under DIR/logs/cortex/"
+run "$LOBES" --dir "$T" logs cortex -n 5
+is "$rc" 0 "lobes logs cortex reads it"
 like "$(tr '\0' ' ' </proc/"$GW_PID"/cmdline)" "gateway --pid-file $T/gateway.pid" "it runs as lobes gateway of this deploy dir"
 run "$LOBES" --dir "$T" --json status
 is "$(j 'd["gateway"]["running"]'):$(j 'd["gateway"]["pid"]')" "true:$GW_PID" "status shows the gateway running, with its pid"
+is "$(j 'd["collector"]["running"]'):$(j 'd["collector"]["pid"]')" "true:$COL_PID" "and the log collector, with its pid"
 run "$LOBES" --dir "$T" status
-like "$out" "gateway +127.0.0.1:$GWP running \(pid $GW_PID, started by lobes serve; log $T/gateway.log\)" \
+like "$out" "gateway +127.0.0.1:$GWP running \(pid $GW_PID, started by lobes serve; log $GL\)" \
 	"status's table says serve started it and where its log is"
+like "$out" "logs +running \(pid $COL_PID;" "and that the log collector runs"
 
 all_ready() {
 	GW_KEY= gw GET /capabilities
@@ -118,7 +136,7 @@ is "$code:$(jq -r .error.code <<<"$body")" 401:invalid_api_key "no key: 401 inva
 like "$hdrs" 'WWW-Authenticate: Bearer' "with WWW-Authenticate"
 GW_KEY="x$KEY" gw POST /v1/chat/completions "{\"model\":\"cortex\",$Q}"
 is "$code" 401 "a wrong key: 401"
-ok "$(grep -qF "$KEY" "$T/gateway.log"; [ $? = 1 ]; echo $?)" "the key never reaches the gateway's log"
+ok "$(grep -qF "$KEY" "$GL"; [ $? = 1 ]; echo $?)" "the key never reaches the gateway's log"
 
 # a stopped engine: 503 with Retry-After, and ready false; back when it is
 (cd "$T" && compose stop -t 1 embedder >/dev/null 2>&1)
@@ -143,7 +161,20 @@ run "$LOBES" --dir "$T" --json serve --apply $fast
 is "$rc" 0 "serve --apply on the running fleet"
 is "$(j 'd["gateway"]["action"]'):$(j 'd["gateway"]["pid"]')" "reload:$GW_PID" \
 	"tells the same gateway to reload (SIGHUP), not a second one"
-wait_for "$WAIT" grep -q '"event":"reloaded"' "$T/gateway.log"
+is "$(j 'd["collector"]["action"]'):$(j 'd["collector"]["pid"]')" "running:$COL_PID" \
+	"and leaves the running log collector as it is, not a second one"
+# the collector crashes: the next serve starts a new one
+kill -KILL "$COL_PID"
+col_gone() { ! kill -0 "$COL_PID" 2>/dev/null || grep -q '^State:.*Z' /proc/"$COL_PID"/status 2>/dev/null; }
+wait_for "$WAIT" col_gone
+run "$LOBES" --dir "$T" --json status
+is "$(j 'd["collector"]["running"]')" false "status: after a crash the log collector is not running"
+run "$LOBES" --dir "$T" --json serve --apply $fast
+is "$(j 'd["collector"]["action"]')" start "serve after the crash starts the log collector again"
+COL_PID2=$(j 'd["collector"]["pid"]')
+ok "$([ "$COL_PID2" != "$COL_PID" ] && kill -0 "$COL_PID2"; echo $?)" "a new one runs ($COL_PID2)"
+COL_PID=$COL_PID2
+wait_for "$WAIT" grep -q '"event":"reloaded"' "$GL"
 ok $? "the gateway logs the reload"
 big=$(head -c 6000 /dev/zero | tr '\0' a)
 gw POST /v1/chat/completions "{\"model\":\"cortex\",\"messages\":[{\"role\":\"user\",\"content\":\"$big\"}]}"
@@ -199,7 +230,11 @@ wait "$cpid"
 like "$(tail -c 200 "$TMP/drain")" 'data: \[DONE\]' "the in-flight stream finished before the gateway exited"
 ok "$(kill -0 "$GW_PID" 2>/dev/null; [ $? = 1 ]; echo $?)" "the gateway process is gone"
 ok "$([ ! -e "$T/gateway.pid" ]; echo $?)" "and its pid file"
-like "$(cat "$T/gateway.log")" '"event":"draining"' "its log shows the drain"
+like "$(cat "$GL")" '"event":"draining"' "its log shows the drain"
+is "$(j 'd["collector"]["action"]'):$(j 'd["collector"]["ok"]'):$(j 'd["collector"]["killed"]')" stop:true:false \
+	"stop --apply stopped the log collector within its bound"
+ok "$(kill -0 "$COL_PID" 2>/dev/null; [ $? = 1 ]; echo $?)" "the collector process is gone"
+ok "$([ ! -e "$T/collector.pid" ]; echo $?)" "and its pid file"
 is "$(cd "$T" && compose ps -q | wc -l)" 0 "then the engines were taken down"
 run "$LOBES" --dir "$T" --json serve --no-gateway
 is "$(j 'd["gateway"]["action"]')" skip "serve --no-gateway would leave the gateway alone"

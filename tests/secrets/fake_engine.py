@@ -6,11 +6,15 @@
 #   /containers/ID/json         DIR/inspect-ID.json
 #   /containers/ID/logs?...     DIR/log-ID.txt, each line framed as Docker's
 #                               multiplexed stream (odd lines stdout, even
-#                               lines stderr, as an engine interleaves them)
+#                               lines stderr, as an engine interleaves them);
+#                               since=SEC.NSEC drops the lines stamped before
+#                               it (RFC 3339 stamps with 9 digits compare as
+#                               text), as the engine does with timestamps
 #   /images/REF/json            DIR/image.json
 # Anything else is 404. Test-only; stops on SIGTERM.
-import os, socketserver, struct, sys
+import os, socketserver, struct, sys, time
 from http.server import BaseHTTPRequestHandler
+from urllib.parse import parse_qs
 
 SOCK, DIR = sys.argv[1], sys.argv[2]
 
@@ -27,7 +31,10 @@ class H(BaseHTTPRequestHandler):
         self.send_header("Api-Version", "1.50")
         self.send_header("Connection", "close")
         self.end_headers()
-        self.wfile.write(body)
+        try:
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # a client that read what it wanted and left
 
     def file(self, name):
         p = os.path.join(DIR, name)
@@ -46,8 +53,17 @@ class H(BaseHTTPRequestHandler):
         elif len(parts) == 3 and parts[0] == "containers" and parts[2] == "logs":
             text = self.file("log-%s.txt" % parts[1])
             if text is not None:
+                q = parse_qs(self.path.split("?", 1)[1] if "?" in self.path else "")
+                sec, _, nsec = q.get("since", ["0"])[0].partition(".")
+                since = None
+                if int(sec) > 0:
+                    since = (time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(int(sec))) +
+                             ".%09dZ" % int(nsec or 0)).encode()
                 out = []
-                for i, line in enumerate(text.splitlines(keepends=True)):
+                lines = text.splitlines(keepends=True)
+                if since is not None:
+                    lines = [l for l in lines if not l[:1].isdigit() or l[:30] >= since]
+                for i, line in enumerate(lines):
                     out.append(struct.pack(">BxxxI", 1 if i % 2 == 0 else 2, len(line)) + line)
                 out = b"".join(out)
                 return self.send(200, out, "application/vnd.docker.multiplexed-stream")

@@ -5,6 +5,8 @@
  *     key file): a bad value, a key file readable by others, or a bind
  *     beyond loopback without a key are errors (the gateway refuses them);
  *   - its port: the gateway answering, free, or taken by something else;
+ *   - the log collector `lobes serve --apply` starts (runtime/bgproc.h):
+ *     running, or not (info: the engines' logs are then not kept per boot);
  *   - no engine listens beyond loopback: every feasible role's port is
  *     looked up among the listening sockets (/proc/net/tcp and tcp6, under
  *     LOBES_SYSROOT); one bound to a non-loopback address is an error.
@@ -104,6 +106,17 @@ void check_gateway(struct doctor_ctx *x)
 	else
 		doc_add(x->r, "gateway", SEV_INFO, "gateway not running (nothing answers on %s:%d)",
 			c->bind, c->port);
+	struct bgproc col;
+	if (bgproc_read(&col, x->o->dir, BGPROC_COLLECTOR, NULL) == 0) {
+		if (col.pid)
+			doc_add(x->r, "gateway", SEV_OK, "log collector runs (pid %d): engine logs kept under "
+				"logs/", (int)col.pid);
+		else
+			doc_add(x->r, "gateway", SEV_INFO, "log collector not running%s: engine logs are not "
+				"kept per boot", col.stale ? " (a stale collector.pid)" : "")
+				->remedy = xstrdup("`lobes serve --apply` starts it (or `lobes logs --collect`)");
+		bgproc_free(&col);
+	}
 	for (int r = 0; r < ROLE__COUNT; r++) {
 		if (!c->roles[r].feasible)
 			continue;

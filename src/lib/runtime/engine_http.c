@@ -132,10 +132,11 @@ int engine_request(const struct engine *e, const char *method, const char *path,
 	if (s.overflow && demux && demux->bad)
 		return err_set(err, EXIT_RUNTIME, "docker engine at '%s': %s %s: malformed log stream",
 			       e->sock, method, path);
-	if (s.overflow)
-		return err_set(err, EXIT_RUNTIME,
-			       "docker engine at '%s': %s %s: response larger than %zu bytes", e->sock,
-			       method, path, body->cap ? body->cap : BUF_DEFAULT_CAP);
+	if (s.overflow) {
+		err_set(err, EXIT_RUNTIME, "docker engine at '%s': %s %s: response larger than %zu bytes",
+			e->sock, method, path, body->cap ? body->cap : BUF_DEFAULT_CAP);
+		return -3; /* body holds what fit (engine_logs_upto reads on from there) */
+	}
 	if (rc != CURLE_OK)
 		return err_set(err, EXIT_RUNTIME, "docker engine at '%s': %s %s: %s", e->sock, method,
 			       path, *errbuf ? errbuf : curl_easy_strerror(rc));

@@ -14,6 +14,14 @@
 int engine_logs(struct engine *e, const char *id, const struct engine_log_opts *o,
 		char **text, struct err **err)
 {
+	return engine_logs_upto(e, id, o, text, NULL, err);
+}
+
+int engine_logs_upto(struct engine *e, const char *id, const struct engine_log_opts *o,
+		     char **text, bool *truncated, struct err **err)
+{
+	if (truncated)
+		*truncated = false;
 	struct engine_container c;
 	if (engine_inspect_gone(e, id, &c, err) < 0)
 		return -1;
@@ -28,8 +36,21 @@ int engine_logs(struct engine *e, const char *id, const struct engine_log_opts *
 	buf_init(&b, o && o->cap ? o->cap : LOG_CAP_DEFAULT);
 	struct log_demux d;
 	log_demux_init(&d, tty);
-	if (engine_get(e, path, &d, &b, NULL, err) < 0)
+	struct err *ge = NULL;
+	int rc = engine_get(e, path, &d, &b, NULL, &ge);
+	if (rc == -3 && truncated) { /* cap reached: what fit, the rest is left unread */
+		err_free(ge);
+		*truncated = true;
+		*text = buf_take(&b);
+		return 0;
+	}
+	if (rc < 0) {
+		if (err)
+			*err = ge;
+		else
+			err_free(ge);
 		return -1;
+	}
 	if (!tty && (d.hdr_len || d.left))
 		return err_set(err, EXIT_RUNTIME, "docker engine at '%s': GET %s: log stream ends mid-frame",
 			       e->sock, path);

@@ -14,7 +14,11 @@
 #include "engine_api.h"
 #include "logstore.h"
 
-#define PASS_CAP ((size_t)64 << 20) /* log text read in one pass */
+/* Log text read per role in one pass. A role that logged more since the
+ * last pass is read in chunks: a pass takes the whole lines that fit and
+ * the next pass asks again from the last one (since= its time), so a
+ * flood never fails a pass, it only spreads over several. */
+#define PASS_CAP ((size_t)64 << 20)
 
 void logkeep_init(struct logkeep *k, const char *deploy_dir, const char *project,
 		  const char *const *roles, size_t n, size_t part_cap, size_t keep)
@@ -85,11 +89,14 @@ static bool after(long long s1, long n1, long long s2, long n2)
 
 /* Write the lines of text stamped after r's last line: those before
  * `until` (NULL: no bound) to r's boot. Returns the first line not taken
- * (at or after until), or the end. */
+ * (at or after until, *reached set), or the end (a last line without its
+ * newline is not taken: the next pass reads it whole). */
 static const char *take(struct logkeep_role *r, const char *text, const long long *until_s,
-			const long *until_ns, size_t *lines, struct err **err)
+			const long *until_ns, bool *reached, size_t *lines, struct err **err)
 {
 	const char *p = text;
+	if (reached)
+		*reached = false;
 	while (*p) {
 		const char *nl = strchr(p, '\n');
 		if (!nl)
@@ -101,8 +108,11 @@ static const char *take(struct logkeep_role *r, const char *text, const long lon
 			p = nl + 1; /* not a stamped line: nothing to place it by */
 			continue;
 		}
-		if (until_s && !after(*until_s, *until_ns, s, ns))
+		if (until_s && !after(*until_s, *until_ns, s, ns)) {
+			if (reached)
+				*reached = true;
 			return p;
+		}
 		if (after(s, ns, r->last_s, r->last_ns)) {
 			if (logstore_write(&r->boot, sp + 1, (size_t)(nl - sp), err) < 0)
 				return NULL;
@@ -177,13 +187,18 @@ static int pass_role(struct logkeep *k, size_t i, struct engine *en,
 	o.since = (time_t)(same_ctr ? r->last_s : st_s);
 	o.since_ns = same_ctr ? r->last_ns : st_ns;
 	_cleanup_free_ char *text = NULL;
-	if (engine_logs(en, c->id, &o, &text, err) < 0)
+	bool cut = false;
+	if (engine_logs_upto(en, c->id, &o, &text, &cut, err) < 0)
 		return -1;
 	const char *rest = text;
-	if (new_boot && same_ctr) /* the boot Docker restarted: its last lines first */
-		rest = take(r, text, &st_s, &st_ns, lines, err);
-	if (!rest)
-		return -1;
+	if (new_boot && same_ctr) { /* the boot Docker restarted: its last lines first */
+		bool reached;
+		rest = take(r, text, &st_s, &st_ns, &reached, lines, err);
+		if (!rest)
+			return -1;
+		if (cut && !reached) /* the old boot's lines go on past this chunk */
+			return save_state(k, i, err);
+	}
 	if (new_boot) {
 		role_reset(r);
 		if (logstore_begin(&r->boot, k->dir, k->roles[i], c->id, c->started_at, k->part_cap,
@@ -197,7 +212,7 @@ static int pass_role(struct logkeep *k, size_t i, struct engine *en,
 		r->last_s = st_ns ? st_s : st_s - 1;
 		r->last_ns = st_ns ? st_ns - 1 : 999999999;
 	}
-	if (!take(r, rest, NULL, NULL, lines, err))
+	if (!take(r, rest, NULL, NULL, NULL, lines, err))
 		return -1;
 	return save_state(k, i, err);
 }

@@ -74,6 +74,14 @@ int logstore_begin(struct logstore_boot *b, const char *deploy_dir, const char *
 		   const char *container, const char *started_at, size_t part_cap, size_t keep,
 		   struct err **err)
 {
+	_cleanup_free_ char *label = xasprintf("container %s", container);
+	return logstore_begin_as(b, deploy_dir, role, label, started_at, part_cap, keep, err);
+}
+
+int logstore_begin_as(struct logstore_boot *b, const char *deploy_dir, const char *role,
+		      const char *label, const char *started_at, size_t part_cap, size_t keep,
+		      struct err **err)
+{
 	memset(b, 0, sizeof(*b));
 	b->fd = -1;
 	b->part_cap = part_cap ? part_cap : LOGSTORE_PART_BYTES;
@@ -103,8 +111,8 @@ int logstore_begin(struct logstore_boot *b, const char *deploy_dir, const char *
 		logstore_end(b);
 		return -1;
 	}
-	_cleanup_free_ char *hdr = xasprintf("# lobes boot %06u container %s started %s\n", b->no,
-					     container, started_at);
+	_cleanup_free_ char *hdr = xasprintf("# lobes boot %06u %s started %s\n", b->no, label,
+					     started_at);
 	return logstore_write(b, hdr, strlen(hdr), err);
 }
 

@@ -10,7 +10,8 @@
  * NNNNNN.log.1 (replacing an older one) and the boot goes on in a fresh
  * NNNNNN.log, so a boot holds at most twice that and keeps its latest lines
  * (where a cause is); a role keeps its LOGSTORE_BOOTS latest boots. The
- * gateway's own log lives beside the roles (DIR/logs/gateway.log).
+ * gateway's and the collector's own logs live beside the roles, one file
+ * per start, in DIR/logs/gateway/ and DIR/logs/collector/ (bgproc.h).
  */
 #ifndef LOBES_LOGSTORE_H
 #define LOBES_LOGSTORE_H
@@ -44,12 +45,17 @@ char *logstore_role_dir(const char *deploy_dir, const char *role);
 int logstore_begin(struct logstore_boot *b, const char *deploy_dir, const char *role,
 		   const char *container, const char *started_at, size_t part_cap, size_t keep,
 		   struct err **err);
-/* Append n bytes of the boot's log (whole lines or not), moving a full part
- * aside as described above. */
+/* logstore_begin with the header's "container ID" given whole as label
+ * (the gateway's and the collector's own logs: "process lobes gateway"). */
+int logstore_begin_as(struct logstore_boot *b, const char *deploy_dir, const char *role,
+		      const char *label, const char *started_at, size_t part_cap, size_t keep,
+		      struct err **err);
 /* Open boot no of the role again for append (a collector that restarted
  * and finds the same container boot still running). */
 int logstore_reopen(struct logstore_boot *b, const char *deploy_dir, const char *role,
 		    unsigned no, size_t part_cap, size_t keep, struct err **err);
+/* Append n bytes of the boot's log (whole lines or not), moving a full part
+ * aside as described above. */
 int logstore_write(struct logstore_boot *b, const char *p, size_t n, struct err **err);
 void logstore_end(struct logstore_boot *b);
 
@@ -68,8 +74,10 @@ char *logstore_read(const char *deploy_dir, const char *role, unsigned no, size_
  * log lines it wrote since the last pass (timestamps on, since the last
  * line's time): a container whose start time (or id) changed is a new boot,
  * and the lines stamped before that start still go to the boot before it —
- * so the last lines of a boot Docker restarted are kept. `lobes logs
- * --collect` runs passes every second until SIGTERM; `serve` starts it. */
+ * so the last lines of a boot Docker restarted are kept. A role that logged
+ * more than a pass reads (64 MiB) is read on from its last line by the
+ * next passes. `lobes logs --collect` runs passes every second until
+ * SIGTERM; `serve --apply` starts it in the background (bgproc.h). */
 struct logkeep_role {
 	char *key;            /* "ID@StartedAt" of the boot being written */
 	char *id;

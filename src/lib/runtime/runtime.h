@@ -12,7 +12,7 @@
 #include "engine_api.h"
 #include "engine_metrics.h"
 #include "fleet.h"
-#include "gateway_proc.h"
+#include "bgproc.h"
 #include "logstore.h"
 #include "memory.h"
 #include "serve_ops.h"
