@@ -20,10 +20,12 @@
 . "$SRC/tests/integration/fleet_lib.sh"
 PROJECT_PREFIX=lobes-gw
 T=$TMP/thor
-# the gateway serve starts outlives serve: stop it (by its pid file) at exit
+# the gateway and the log collector serve starts outlive serve: stop them
+# (by their pid files) at exit
 docker_test_cleanup() {
 	local p
 	p=$(cat "$T/gateway.pid" 2>/dev/null) && kill -KILL "$p" 2>/dev/null
+	p=$(cat "$T/collector.pid" 2>/dev/null) && kill -KILL "$p" 2>/dev/null
 	return 0
 }
 fast="--poll-ms 200 --window-wait $WAIT --ready-wait $WAIT --mem-wait $WAIT"
