@@ -154,9 +154,10 @@ struct engine_log_opts {
  * into *text (owned by the caller). A log over cap is EXIT_RUNTIME. */
 int engine_logs(struct engine *e, const char *id, const struct engine_log_opts *o,
 		char **text, struct err **err);
-/* engine_logs, but a log over cap is not an error: *text holds the first
- * bytes that fit (its last line may be cut short), *truncated is set, and
- * the transfer is dropped (a caller reads on with since= its last line). */
+/* engine_logs, but a log over cap, or one whose transfer outlasts the
+ * engine's time bound, is not an error: *text holds the first bytes that
+ * came (its last line may be cut short), *truncated is set, and the
+ * transfer is dropped (a caller reads on with since= its last line). */
 int engine_logs_upto(struct engine *e, const char *id, const struct engine_log_opts *o,
 		     char **text, bool *truncated, struct err **err);
 

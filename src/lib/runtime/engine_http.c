@@ -126,9 +126,13 @@ int engine_request(const struct engine *e, const char *method, const char *path,
 	if (rc == CURLE_COULDNT_CONNECT || (rc != CURLE_OK && code == 0 && rc != CURLE_OPERATION_TIMEDOUT))
 		return err_set(err, EXIT_RUNTIME, "docker engine at '%s': connect: %s", e->sock,
 			       oserr ? strerror((int)oserr) : *errbuf ? errbuf : curl_easy_strerror(rc));
-	if (rc == CURLE_OPERATION_TIMEDOUT)
-		return err_set(err, EXIT_RUNTIME, "docker engine at '%s': %s %s: no answer within %ld ms",
-			       e->sock, method, path, e->timeout_ms);
+	if (rc == CURLE_OPERATION_TIMEDOUT) {
+		err_set(err, EXIT_RUNTIME, "docker engine at '%s': %s %s: no answer within %ld ms",
+			e->sock, method, path, e->timeout_ms);
+		/* a 2xx body cut short by the bound: what came is there, as for
+		 * a body over its cap (a log read on by the next pass) */
+		return code >= 200 && code < 300 && body->len ? -3 : -1;
+	}
 	if (s.overflow && demux && demux->bad)
 		return err_set(err, EXIT_RUNTIME, "docker engine at '%s': %s %s: malformed log stream",
 			       e->sock, method, path);

@@ -13,8 +13,9 @@
  * engine. On 2xx the payload is in body (through demux when given) and 0 is
  * returned; *status gets the HTTP status. A non-2xx answer returns -2 with
  * *err naming the status and the engine's message (so a caller may map 404).
- * Transport failures return -1; a body over its cap returns -3 (body holds
- * what fit, a whole number of log frames' payload bytes or fewer). */
+ * Transport failures return -1; a body over its cap, or a 2xx body cut
+ * short by the time bound, returns -3 (body holds what came, possibly
+ * ending inside a log frame or a line). */
 int engine_request(const struct engine *e, const char *method, const char *path,
 		   struct log_demux *demux, struct buf *body, long *status, struct err **err);
 /* engine_request with GET. */

@@ -17,7 +17,8 @@
 /* Log text read per role in one pass. A role that logged more since the
  * last pass is read in chunks: a pass takes the whole lines that fit and
  * the next pass asks again from the last one (since= its time), so a
- * flood never fails a pass, it only spreads over several. */
+ * flood never fails a pass, it only spreads over several. The same holds
+ * for a log whose transfer outlasts the Engine API's time bound. */
 #define PASS_CAP ((size_t)64 << 20)
 
 void logkeep_init(struct logkeep *k, const char *deploy_dir, const char *project,
