@@ -14,7 +14,7 @@
 
 BUILD ?= build
 CC ?= gcc
-PKGS := libfyaml jansson libcurl libpcre2-8 libmicrohttpd yajl
+PKGS := libfyaml jansson libcurl libpcre2-8 libmicrohttpd yajl nettle
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
@@ -34,7 +34,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%.t)
 # Helpers the tests build: stub NVML library, stub programs, the vLLM stand-in.
 TEST_HELPERS_MK := $(wildcard tests/*.mk)
 
-DEB_PKGS := build-essential pkg-config libfyaml-dev libjansson-dev libcurl4-openssl-dev \
+DEB_PKGS := build-essential pkg-config libfyaml-dev libjansson-dev libcurl4-openssl-dev nettle-dev \
 	libpcre2-dev libcmocka-dev docker.io docker-compose perl python3-yaml prometheus \
 	chromium python3-websocket libyajl-dev
 

@@ -103,6 +103,7 @@ CMD(status);
 CMD(probe);
 CMD(doctor);
 CMD(gateway);
+CMD(keys);
 CMD(bench);
 CMD(eval);
 CMD(completion);

@@ -81,7 +81,7 @@ static json_t *summary(const struct gw_config *c, int port)
 				    json_string(role_name(c->aliases[i].role)));
 	/* the key itself is never printed: only where it comes from */
 	json_t *o = json_pack("{s:s, s:i, s:b, s:s?, s:o, s:o, s:I, s:i, s:i, s:i, s:f, s:f, s:b}",
-			 "bind", c->bind, "port", port, "auth", c->key != NULL,
+			 "bind", c->bind, "port", port, "auth", gw_auth_required(c),
 			 "key_source", c->key_source, "roles", roles, "aliases", aliases, "max_body",
 			 (json_int_t)c->max_body, "read_timeout_s", c->read_timeout_s,
 			 "drain_timeout_s", c->drain_timeout_s, "max_connections", c->max_connections,
@@ -137,7 +137,7 @@ CMD(gateway)
 			out_json(s);
 		else
 			printf("gateway settings ok: %s:%d, %s, %zu roles feasible, %zu aliases\n",
-			       cfg->bind, cfg->port, cfg->key ? "API key required" : "no API key",
+			       cfg->bind, cfg->port, gw_auth_required(cfg) ? "API key required" : "no API key",
 			       json_array_size(json_object_get(s, "roles")), cfg->n_aliases);
 		json_decref(s);
 		gw_config_unref(cfg);

@@ -280,7 +280,8 @@ const struct command cmd_table[] = {
 	  "  -p, --port N    port (default LOBES_GATEWAY_PORT, else 8000; 0: any free)\n"
 	  "  -k, --key-file F  the API key, in a file of mode 0600 (default\n"
 	  "                  LOBES_GATEWAY_KEY_FILE, else DIR/gateway.key when present,\n"
-	  "                  else LOBES_GATEWAY_API_KEY of .env)\n"
+	  "                  else LOBES_GATEWAY_API_KEY of .env): the unnamed key\n"
+	  "                  `default`, beside the named keys of DIR/keys.yaml (`lobes keys`)\n"
 	  "  --pid-file F    once listening, write the pid to F; removed at exit\n"
 	  "  -c, --check     validate the settings and exit\n"
 	  "Two ways to run it: `lobes serve --apply` starts it in the background after\n"
@@ -303,7 +304,8 @@ const struct command cmd_table[] = {
 	  "wholly, all on the one port), _METRICS_AUTH (none, or key: /metrics and\n"
 	  "/status need the API key). Aliases: data/gateway/ and DIR/gateway.yaml\n"
 	  "(`aliases: {NAME: ROLE}`).\n"
-	  "Signals: SIGHUP re-reads DIR (.env, gateway.yaml, the key, peers.yaml): new\n"
+	  "Signals: SIGHUP re-reads DIR (.env, gateway.yaml, the key, keys.yaml,\n"
+	  "peers.yaml): new\n"
 	  "requests get the new roles, ports, models, aliases, key, peers, limits,\n"
 	  "timeouts, health and pressure settings; requests in flight keep the ones\n"
 	  "they began with; a bad file is logged (reload-failed) and the old settings\n"
@@ -313,6 +315,28 @@ const struct command cmd_table[] = {
 	  "accepting, let in-flight requests finish within the drain timeout, then\n"
 	  "exit 0. Access lines (JSON, no bodies, no keys) go to stderr. Exit 3 on\n"
 	  "bad settings, 4 when the port cannot be bound.\n" },
+	{ "keys", cmd_keys, "lobes keys add NAME [--roles R,..] [--rpm N] [--tpm N] [--concurrent N] [--peer] [--out F] | list | revoke NAME | rotate NAME [--out F]",
+	  "manage the gateway's named API keys (DIR/keys.yaml)",
+	  "Named keys for `lobes gateway`, each stored in DIR/keys.yaml (mode 0600) as\n"
+	  "its SHA-256 only, beside the unnamed key `default` of DIR/gateway.key.\n"
+	  "  add NAME      make a key and print it once on stdout (never again: keep\n"
+	  "                it); NAME is 1-64 of A-Z a-z 0-9 - _ .\n"
+	  "  list          the keys: name, roles, limits, peer (never a key or hash)\n"
+	  "  revoke NAME   remove the key\n"
+	  "  rotate NAME   a new key for NAME, printed once; the old one stops working\n"
+	  "  -r, --roles R,..  add: the roles the key may use (else every role; another\n"
+	  "                is 403 role_not_allowed)\n"
+	  "  --rpm N       add: requests per minute (429 rate_limited past it)\n"
+	  "  --tpm N       add: tokens per minute, from the engines' usage\n"
+	  "  --concurrent N  add: requests at once\n"
+	  "  --peer        add: a peer box's key (its X-Lobes-Hop header is believed)\n"
+	  "  -o, --out F   add, rotate: write the key to the new file F (0600) instead\n"
+	  "                of stdout; needed with --json, which never holds a key\n"
+	  "A gateway started by `lobes serve --apply` is sent SIGHUP after a change;\n"
+	  "another (systemd) applies it on `systemctl reload`. Limits count per\n"
+	  "minute from a key's first request; requests in flight are not cut by a\n"
+	  "revoke. Exit 2 on a bad command line, 3 on a bad keys.yaml, an unknown\n"
+	  "NAME (revoke, rotate) or a NAME taken (add); nothing is written then.\n" },
 	{ "bench", cmd_bench, "lobes bench [--via direct|gateway|both] [--concurrency N,..] [--rate R,..] [--shape S] [--requests N | --duration S] [--out FILE.md] [--json] ROLE[@DIR]... | --url URL",
 	  "measure how fast roles answer: TTFT, TPOT, ITL, E2EL, throughput, goodput",
 	  "A load generator (one thread, libcurl). For a generate role it streams\n"

@@ -156,14 +156,18 @@ static void test_endpoints_and_auth(void **state)
 	assert_int_equal(gw_endpoint_of("GET", "/v1/nothing", &ok), GW_EP_NONE);
 	assert_true(gw_endpoint_keyless(GW_EP_HEALTH) && gw_endpoint_keyless(GW_EP_CAPABILITIES));
 	assert_false(gw_endpoint_keyless(GW_EP_MODELS));
-	struct gw_config c = { .key = (char *)"s3cret-key" };
-	assert_true(gw_auth_ok(&c, "Bearer s3cret-key"));
-	assert_true(gw_auth_ok(&c, "bearer s3cret-key"));
-	assert_false(gw_auth_ok(&c, "Bearer s3cret-kez"));
-	assert_false(gw_auth_ok(&c, "Bearer s3cret-key2"));
-	assert_false(gw_auth_ok(&c, "Bearer s3cret"));
-	assert_false(gw_auth_ok(&c, "Basic s3cret-key"));
-	assert_false(gw_auth_ok(&c, NULL));
+	struct gw_config c = { .key = (char *)"s3cret-key", .dir = (char *)"/nonexistent" };
+	struct err *e = NULL;
+	assert_int_equal(gw_keys_load(&c, &e), 0); /* no keys.yaml: the default key alone */
+	assert_true(gw_auth_required(&c));
+	assert_string_equal(gw_key_of(&c, "Bearer s3cret-key")->name, "default");
+	assert_non_null(gw_key_of(&c, "bearer s3cret-key"));
+	assert_null(gw_key_of(&c, "Bearer s3cret-kez"));
+	assert_null(gw_key_of(&c, "Bearer s3cret-key2"));
+	assert_null(gw_key_of(&c, "Bearer s3cret"));
+	assert_null(gw_key_of(&c, "Basic s3cret-key"));
+	assert_null(gw_key_of(&c, NULL));
+	gw_keys_free(c.keys);
 	assert_true(gw_bind_is_loopback("127.0.0.1") && gw_bind_is_loopback("127.1.2.3"));
 	assert_false(gw_bind_is_loopback("0.0.0.0"));
 }

@@ -24,6 +24,8 @@ static char *by_jansson(const struct gw_access *a)
 	json_object_set_new(line, "total_ms", json_real(a->total_ms));
 	if (a->alias)
 		json_object_set_new(line, "alias", json_true());
+	if (a->key)
+		json_object_set_new(line, "key", json_string(a->key));
 	if (a->trace_id)
 		json_object_set_new(line, "trace_id", json_string(a->trace_id));
 	char *s = json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
@@ -68,6 +70,8 @@ static void test_access_line_matches_jansson(void **state)
 		a.upstream_ms = -1; /* null */
 		a.alias = true;
 		a.trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
+		same_as_jansson(&a);
+		a.key = "alice"; /* an API key's name (keys.yaml) */
 		same_as_jansson(&a);
 	}
 	struct gw_access unrouted = { .id = "r", .method = "POST", .path = NULL, .role = NULL,

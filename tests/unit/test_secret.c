@@ -17,7 +17,8 @@ static void test_names(void **state)
 			     "--max-model-len", "kv_cache_dtype", "LOBES_KEEP_BACKUPS", "model", "key", "key_source",
 			     "api_key_file", "HF_TOKEN_PATH", "classifier_from_token", "tokenizer",
 			     "--tokenizer", "tokenizer_mode", "detokenize", "pad_token_id", "eos_token_ids",
-			     "bos_token", "token_type_ids", "max_tokens_per_doc", "image_token" };
+			     "bos_token", "token_type_ids", "max_tokens_per_doc", "image_token",
+			     "keys.yaml", "/d/keys.yml" };
 	for (size_t i = 0; i < ARRAY_SIZE(yes); i++)
 		if (!secret_name(yes[i]))
 			fail_msg("'%s' should be secret", yes[i]);
@@ -38,6 +39,8 @@ static void test_text(void **state)
 	(void)state;
 	check("vllm serve m --api-key sk-abc123 --port 8000", "vllm serve m --api-key <hidden> --port 8000");
 	check("--api-key=sk-abc123", "--api-key=<hidden>");
+	/* a positioned error about keys.yaml keeps its position */
+	check("/d/keys.yaml:3:5: unknown key 'x'", "/d/keys.yaml:3:5: unknown key 'x'");
 	check("VLLM_API_KEY=sk-abc123", "VLLM_API_KEY=<hidden>");
 	check("ngc_key: abcd1234, next", "ngc_key: <hidden>, next");
 	check("non-default args: {'model': 'x', 'api_key': 'sk-abc 123', 'port': 8001}",

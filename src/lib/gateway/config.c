@@ -10,7 +10,8 @@
  *   the command line  bind, port, key file
  * The API key comes from LOBES_GATEWAY_KEY_FILE (default <dir>/gateway.key
  * when it exists), which must not be readable by group or others, or from
- * LOBES_GATEWAY_API_KEY in .env (itself 0600). Every bad value is an error
+ * LOBES_GATEWAY_API_KEY in .env (itself 0600); it is the unnamed key
+ * "default" beside the named keys of <dir>/keys.yaml (keys.c). Every bad value is an error
  * with its file and line and what was expected; nothing is half-applied:
  * a failed load leaves the caller's snapshot in use.
  *
@@ -74,6 +75,7 @@ void gw_config_unref(struct gw_config *c)
 	}
 	free(c->aliases);
 	gw_peers_free(c->peers);
+	gw_keys_free(c->keys);
 	free(c);
 }
 
@@ -479,16 +481,18 @@ struct gw_config *gw_config_load(const char *dir, const struct gw_overrides *o, 
 	}
 	if (gw_peers_load(c, err) < 0) /* peers.yaml: after the roles it checks */
 		return NULL;
+	if (gw_keys_load(c, err) < 0) /* keys.yaml, then the default key */
+		return NULL;
 	if (o && o->bind) {
 		free(c->bind);
 		c->bind = xstrdup(o->bind);
 	}
 	if (o && o->port)
 		c->port = o->port < 0 ? 0 : o->port;
-	if (!gw_bind_is_loopback(c->bind) && !c->key) {
+	if (!gw_bind_is_loopback(c->bind) && !gw_auth_required(c)) {
 		err_set(err, EXIT_CONFIG,
 			"refusing to listen on '%s' without an API key: put one in %s/gateway.key "
-			"(mode 0600) or bind 127.0.0.1",
+			"(mode 0600), add one with `lobes keys add NAME`, or bind 127.0.0.1",
 			c->bind, dir);
 		return NULL;
 	}

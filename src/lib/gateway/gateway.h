@@ -94,6 +94,7 @@ struct gw_config {
 	struct gw_alias *aliases;
 	size_t n_aliases;
 	struct gw_peers *peers; /* <dir>/peers.yaml (peers.h); NULL when absent */
+	struct gw_keys *keys;   /* keys.yaml's keys and the default key (keys.h); NULL: none */
 };
 
 /* What the command line may override (NULL / 0: from the deploy dir). */
@@ -188,8 +189,6 @@ void gw_body_free(struct gw_body *b);
 char *gw_error_body(const char *message, const char *type, const char *code, const json_t *extra);
 /* The served names of every feasible role, for model_not_found. */
 json_t *gw_served_names(const struct gw_config *c);
-/* Constant-time check of an Authorization header value against the key. */
-bool gw_auth_ok(const struct gw_config *c, const char *authorization);
 
 /* ---- pressure (pressure.c) ---- */
 
@@ -240,4 +239,5 @@ const char *gw_endpoint_path_of_role(enum role_id r);
 
 /* The room's other public pieces: include this header, not them. */
 #include "peers.h"
+#include "keys.h"
 #endif

@@ -35,6 +35,7 @@
 #include "conns.h"
 #include "intake.h"
 #include "relay.h"
+#include "keyuse.h"
 
 /* One worker: its loop, its engine side, and the gateway they serve (the
  * MHD callbacks' closure). */
@@ -68,7 +69,22 @@ struct gateway {
 	struct gw_metrics *metrics; /* metrics.h: counted by observe.c */
 	struct gw_conn_table conns; /* open connections per client address (conns.c) */
 	struct engine_poll *ep;     /* engines.c: the engines' own /metrics, for /status */
+	struct gw_keyuse keyuse;    /* keyuse.h: each API key's windows and counts */
 };
+
+/* ---- keycheck.c: the API keys of requests (keys.h, keyuse.h) ---- */
+
+/* At the head: the key q carries (q->key) and its use entry; no valid key
+ * where one is needed sets q->early = EARLY_AUTH. */
+void gw_key_intake(struct gateway *g, struct req *q, struct MHD_Connection *c, bool needs_key);
+/* The X-Lobes-Hop of q when its key may say it (a peer's), else NULL. */
+const char *gw_key_hop(const struct req *q, struct MHD_Connection *c);
+/* After routing to role: 403 role_not_allowed or 429 rate_limited (*rc,
+ * false); true when admitted (an open slot taken, released by gw_key_done). */
+bool gw_key_admit(struct gateway *g, struct req *q, struct MHD_Connection *c, int role,
+		  enum MHD_Result *rc);
+/* q ended: count it for its key, release its slot, charge its tokens. */
+void gw_key_done(struct gateway *g, struct req *q);
 
 /* ---- observe.c: the server layer's observations (metrics.h) ---- */
 

@@ -138,6 +138,10 @@ char *gw_access_format(const struct gw_access *a)
 	add_real(&b, a->total_ms);
 	if (a->alias)
 		buf_adds(&b, ",\"alias\":true");
+	if (a->key) {
+		buf_adds(&b, ",\"key\":");
+		add_str(&b, a->key);
+	}
 	if (a->trace_id) {
 		buf_adds(&b, ",\"trace_id\":");
 		add_str(&b, a->trace_id);

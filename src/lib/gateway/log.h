@@ -25,9 +25,10 @@ void gw_log_json(struct gw_log *l, json_t *obj);
 
 /* One access line (server.c writes one per request). A NULL string is
  * written as "" (the role of an unrouted request); upstream_ms < 0 is
- * null; alias false and trace_id NULL leave their keys out. */
+ * null; alias false, key NULL and trace_id NULL leave their keys out. */
 struct gw_access {
 	const char *id, *method, *path, *role, *outcome, *trace_id;
+	const char *key; /* the API key's name; NULL leaves it out */
 	int status;
 	long long bytes;
 	double upstream_ms, total_ms;
@@ -36,7 +37,7 @@ struct gw_access {
 /* The line as text, byte for byte what json_dumps(JSON_COMPACT |
  * JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6)) makes of the same object
  * (keys id, method, path, role, status, bytes, outcome, upstream_ms,
- * total_ms[, alias][, trace_id]), without building it: the line is written
+ * total_ms[, alias][, key][, trace_id]), without building it: the line is written
  * for every request, and building and dumping the object was a tenth of
  * the gateway's instructions per relayed request. A string that is not
  * valid UTF-8 has those bytes as '?' (jansson refused the whole line). */

@@ -22,7 +22,8 @@ const char *const gw_metrics_own_codes[] = {
 	"not_found", "method_not_allowed", "invalid_api_key", "request_too_large",
 	"invalid_json", "invalid_model", "wrong_endpoint", "model_not_found",
 	"role_infeasible", "proxy_loop", "server_busy", "concurrency_limit",
-	"backend_unavailable", "peer_unavailable", "peer_auth_failed", NULL,
+	"backend_unavailable", "peer_unavailable", "peer_auth_failed", "role_not_allowed",
+	"rate_limited", NULL,
 };
 
 /* upper bounds in seconds; suited to LLM latencies (a token, a long prompt,

@@ -29,7 +29,7 @@
 
 /* 429s by why: the role's in-flight cap, the box's pressure (alias
  * requests shed), anything else (an engine's or a peer's own 429). */
-enum gw_throttle { GW_THR_CONCURRENCY, GW_THR_PRESSURE, GW_THR_RATE, GW_THR__COUNT };
+enum gw_throttle { GW_THR_CONCURRENCY, GW_THR_PRESSURE, GW_THR_RATE, GW_THR_KEY, GW_THR__COUNT };
 /* An engine (or peer) that failed the relay: no connection, silent past the
  * read timeout, or broke off. */
 enum gw_uperr { GW_UPERR_CONNECT, GW_UPERR_TIMEOUT, GW_UPERR_READ, GW_UPERR__COUNT };

@@ -27,7 +27,7 @@ static const char *const bucket_le[GW_M_BUCKETS] = {
 	"0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5",
 	"5", "10", "30", "60", "120", "300", "600",
 };
-static const char *const throttle_name[GW_THR__COUNT] = { "concurrency", "pressure", "rate" };
+static const char *const throttle_name[GW_THR__COUNT] = { "concurrency", "pressure", "rate", "key" };
 static const char *const uperr_name[GW_UPERR__COUNT] = { "connect", "timeout", "read" };
 
 static void family(struct buf *b, const char *name, const char *type, const char *help)

@@ -11,8 +11,8 @@
  * bytes both ways, the engine's usage, and what kind of answer it was:
  *   - the gateway's own error answer: its OpenAI error code (404
  *     role_infeasible, 503 backend_unavailable, 429 concurrency_limit ...);
- *   - a 429: concurrency (the role's cap), pressure (server_busy) or rate
- *     (an engine's or a peer's own 429);
+ *   - a 429: concurrency (the role's cap), pressure (server_busy), key (an
+ *     API key's limit, keycheck.c) or rate (an engine's or a peer's own 429);
  *   - an upstream error: connect (no connection to the engine or peer, or
  *     none within the connect timeout), timeout (silent past the read
  *     timeout), read (the transfer broke off) — never a client's leaving
@@ -33,6 +33,8 @@ static int throttle_of(const struct req *q)
 		return GW_THR_CONCURRENCY;
 	if (q->outcome && !strcmp(q->outcome, "server_busy"))
 		return GW_THR_PRESSURE;
+	if (q->outcome && !strcmp(q->outcome, "rate_limited"))
+		return GW_THR_KEY;
 	return GW_THR_RATE;
 }
 
@@ -100,7 +102,13 @@ static enum MHD_Result metrics_answer(struct gateway *g, struct req *q, struct M
 	}
 	st.open_requests = __atomic_load_n(&g->inflight, __ATOMIC_RELAXED);
 	_cleanup_free_ char *text = gw_metrics_render(g->metrics, &st);
-	return req_answer(q, c, 200, text, GW_METRICS_CTYPE, NULL);
+	struct buf b;
+	buf_init(&b, 0);
+	buf_adds(&b, text);
+	gw_keyuse_render(&g->keyuse, &b); /* lobes_gateway_key_*: by key name */
+	enum MHD_Result rc = req_answer(q, c, 200, buf_str(&b), GW_METRICS_CTYPE, NULL);
+	buf_free(&b);
+	return rc;
 }
 
 enum MHD_Result gw_observe_answer(struct gateway *g, struct req *q, struct MHD_Connection *c)

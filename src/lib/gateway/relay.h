@@ -10,6 +10,8 @@
 #include "metrics.h"
 #include "upstream.h"
 
+struct gw_keyuse_ent;
+
 #define GW_RETRY_AFTER "5" /* seconds, on 503 and on 429 server_busy */
 #define GW_TRACEPARENT_MAX 128
 
@@ -46,6 +48,9 @@ struct req {
 	char traceparent[GW_TRACEPARENT_MAX]; /* the client's, when well formed; "" none */
 	char *tracestate;      /* the client's, passed on with a traceparent */
 	struct gw_usage usage; /* tokens of the engine's answer (metrics.h) */
+	const struct gw_key *key;     /* the API key it carries (in cfg), NULL: none */
+	struct gw_keyuse_ent *ku;     /* its use entry (keycheck.c), NULL: no keys */
+	bool ku_held, key_denied;     /* holds an open slot of the key; 403 */
 };
 
 /* ---- answer.c: answers the gateway gives itself ---- */

@@ -156,22 +156,6 @@ json_t *gw_served_names(const struct gw_config *c)
 	return a;
 }
 
-bool gw_auth_ok(const struct gw_config *c, const char *authorization)
-{
-	if (!c->key)
-		return true;
-	if (!authorization || strncasecmp(authorization, "Bearer ", 7) != 0)
-		return false;
-	const char *cand = authorization + 7;
-	while (*cand == ' ')
-		cand++;
-	size_t n = strlen(c->key), m = strlen(cand);
-	volatile unsigned char d = (unsigned char)(n != m);
-	for (size_t i = 0; i < n; i++)
-		d |= (unsigned char)c->key[i] ^ (unsigned char)(i < m ? cand[i] : 0);
-	return d == 0;
-}
-
 static int fail(struct gw_route *out, int status, const char *type, const char *code, char *msg)
 {
 	out->role = -1;

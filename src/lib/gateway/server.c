@@ -164,8 +164,7 @@ static enum MHD_Result dispatch(struct gateway *g, struct req *q, struct MHD_Con
 	q->alias = rt.via_alias;
 	const char *role = role_name((enum role_id)rt.role);
 	struct proxy_err pe; /* peers.yaml: one proxy hop at most (508) */
-	if (rt.proxied && proxy_err_loop(q->cfg, rt.role,
-					 MHD_lookup_connection_value(c, MHD_HEADER_KIND, GW_HOP_HEADER), &pe)) {
+	if (rt.proxied && proxy_err_loop(q->cfg, rt.role, gw_key_hop(q, c), &pe)) {
 		q->log_role = rt.role;
 		gw_route_free(&rt);
 		return req_proxy_err(q, c, &pe);
@@ -187,7 +186,7 @@ static enum MHD_Result dispatch(struct gateway *g, struct req *q, struct MHD_Con
 	}
 	q->log_role = rt.role;
 	enum MHD_Result rc;
-	if (not_ready(g, q, c, &rt, &rc)) {
+	if (!gw_key_admit(g, q, c, rt.role, &rc) || not_ready(g, q, c, &rt, &rc)) {
 		gw_route_free(&rt);
 		return rc;
 	}
@@ -223,7 +222,7 @@ static enum MHD_Result local_answer(struct gateway *g, struct req *q, struct MHD
 		n += q->cfg->roles[i].feasible && ready[i];
 	return req_json(q, c, 200,
 			  json_pack("{s:s, s:i, s:b}", "status", g->draining ? "draining" : "ok",
-				    "roles_ready", n, "auth", q->cfg->key != NULL),
+				    "roles_ready", n, "auth", gw_auth_required(q->cfg)),
 			  NULL);
 }
 
@@ -244,9 +243,8 @@ static enum MHD_Result on_head(struct gateway *g, struct req *q, struct MHD_Conn
 		q->early = EARLY_NOT_FOUND;
 	else if (!method_ok)
 		q->early = EARLY_METHOD;
-	else if (gw_endpoint_needs_key(q->cfg, q->ep) &&
-		 !gw_auth_ok(q->cfg, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization")))
-		q->early = EARLY_AUTH;
+	else
+		gw_key_intake(g, q, c, gw_endpoint_needs_key(q->cfg, q->ep));
 	if (q->early || !gw_endpoint_proxied(q->ep))
 		return MHD_YES;
 	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
@@ -320,6 +318,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	if (!q)
 		return;
 	*con_cls = NULL;
+	gw_key_done(g, q);
 	gw_observe_done(g, q, toe);
 	struct gw_conn *k = gw_conn_of(c);
 	if (k && k->q == q) { /* the wait for the next head begins */
@@ -362,6 +361,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		.upstream_ms = up_ms >= 0 ? (double)(long)(up_ms * 100) / 100 : -1,
 		.total_ms = (double)(long)((gw_now_ms() - q->t0) * 100) / 100,
 		.alias = q->alias,
+		.key = q->ku ? q->ku->name : NULL, /* its name (none, unknown), never its value */
 	};
 	char *line = gw_access_format(&a);
 	gw_log_text(&g->log, line);
@@ -463,6 +463,7 @@ struct gateway *gateway_start(struct gw_config *cfg, gw_log_fn log, void *log_ud
 	g->eng.log = &g->log;
 	g->eng.swap_x100 = g->eng.iowait_x100 = -1;
 	g->metrics = gw_metrics_new();
+	gw_keyuse_init(&g->keyuse);
 	conn_table_init(&g->conns);
 	struct addrinfo hints = { .ai_flags = AI_PASSIVE | AI_NUMERICSERV, .ai_socktype = SOCK_STREAM };
 	struct addrinfo *ai = NULL;
@@ -522,6 +523,7 @@ fail:
 	gw_live_destroy(&g->live);
 	gw_log_destroy(&g->log);
 	gw_metrics_free(g->metrics);
+	gw_keyuse_destroy(&g->keyuse);
 	free(g);
 	return NULL;
 }
@@ -580,6 +582,7 @@ int gateway_drain_and_stop(struct gateway *g)
 	gw_live_destroy(&g->live);
 	gw_log_destroy(&g->log);
 	gw_metrics_free(g->metrics);
+	gw_keyuse_destroy(&g->keyuse);
 	free(g);
 	return cancelled;
 }

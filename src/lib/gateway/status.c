@@ -132,7 +132,7 @@ json_t *gw_status_json(struct gateway *g, const struct gw_config *c)
 	json_t *gw = json_pack("{s:s, s:f, s:f, s:i, s:b, s:b, s:I, s:I}", "version",
 			       m->version[0] ? m->version : "unknown", "start_time", m->start_s,
 			       "uptime_s", round(now - m->start_s), "workers", g->n_workers,
-			       "draining", g->draining, "auth", c->key != NULL, "open_requests",
+			       "draining", g->draining, "auth", gw_auth_required(c), "open_requests",
 			       (json_int_t)__atomic_load_n(&g->inflight, __ATOMIC_RELAXED),
 			       "config_reloads",
 			       (json_int_t)__atomic_load_n(&m->reloads, __ATOMIC_RELAXED));

@@ -85,11 +85,13 @@ bool secret_name(const char *name)
 	if (strcasecmp(name, "key") == 0 || strcasecmp(name, "keys") == 0)
 		return false;
 	/* ...and one about a secret, not the secret: where it is kept, what it
-	 * is called (key_source, api_key_file, token_env) */
+	 * is called (key_source, api_key_file, token_env, keys.yaml: a file
+	 * named in a positioned error "keys.yaml:3:5: ...") */
 	const char *last = name + strlen(name);
 	while (last > name && !strchr("_-.", last[-1]))
 		last--;
-	static const char *const about[] = { "file", "path", "source", "name", "env", "var", "set" };
+	static const char *const about[] = { "file", "path", "source", "name", "env", "var", "set",
+					       "yaml", "yml" };
 	for (size_t i = 0; last > name && i < sizeof(about) / sizeof(about[0]); i++)
 		if (strcasecmp(last, about[i]) == 0)
 			return false;

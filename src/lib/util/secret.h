@@ -12,7 +12,8 @@
  *     classifier_from_token: a reranker's hf_overrides), the bare
  *     word "key" (a field holding a key's name), and names about a secret
  *     rather than holding it: ending in _file, _path, _source, _name, _env,
- *     _var or _set (key_source, api_key_file) — or is "authorization"; in
+ *     _var or _set (key_source, api_key_file), or a .yaml/.yml file name
+ *     (keys.yaml) — or is "authorization"; in
  *     running text (a log line) the name must also look like one: an
  *     identifier with '_', '-' or '.', an upper-case word, or one of
  *     token/secret/password/pass/credential(s)/apikey itself, so prose
