@@ -25,6 +25,9 @@ static struct gw_config *cfg(void)
 	c.profile = (char *)"thor";
 	c.card = (char *)"thor";
 	c.key = (char *)"k-secret";
+	c.dir = (char *)"/nonexistent"; /* no keys.yaml: the default key alone */
+	if (gw_keys_load(&c, NULL) < 0)
+		abort();
 	static const char *models[ROLE__COUNT] = { "org/Big-27B", "org/Eyes-12B", "org/Small-1B",
 						   "org/Embed-0.6B", "org/Rerank-0.6B" };
 	for (int r = 0; r < ROLE__COUNT; r++) {
