@@ -280,26 +280,22 @@ out:
 	return rc < 0 ? NULL : TAKE_PTR(ks);
 }
 
-/* keys.yaml of dir: NULL and no error when absent; its mode must be 0600. */
-static struct gw_keys *keys_file_read(const char *dir, char **text_out, struct err **err)
+/* keys.yaml of dir into *out (NULL when absent); its mode must be 0600.
+ * text_out, when given, gets the file's text. */
+static int keys_file_read(const char *dir, char **text_out, struct gw_keys **out, struct err **err)
 {
+	*out = NULL;
 	_cleanup_free_ char *path = xasprintf("%s/keys.yaml", dir);
 	struct stat st;
-	if (stat(path, &st) < 0) {
-		if (errno == ENOENT)
-			return NULL;
-		err_errno(err, EXIT_CONFIG, errno, "keys file '%s'", path);
-		return NULL;
-	}
-	if (st.st_mode & 077) {
-		err_set(err, EXIT_CONFIG, "keys file '%s' has mode %04o; expected 0600 (chmod 600 '%s')",
-			path, (unsigned)(st.st_mode & 07777), path);
-		return NULL;
-	}
+	if (stat(path, &st) < 0)
+		return errno == ENOENT ? 0 : err_errno(err, EXIT_CONFIG, errno, "keys file '%s'", path);
+	if (st.st_mode & 077)
+		return err_set(err, EXIT_CONFIG, "keys file '%s' has mode %04o; expected 0600 (chmod 600 '%s')",
+			       path, (unsigned)(st.st_mode & 07777), path);
 	size_t len = 0;
 	char *text = fs_read(path, YAML_GUARD_MAX_BYTES, &len, err);
 	if (!text)
-		return NULL;
+		return -1;
 	struct gw_keys *ks = gw_keys_parse(text, len, path, err);
 	if (ks)
 		ks->path = xstrdup(path);
@@ -307,30 +303,31 @@ static struct gw_keys *keys_file_read(const char *dir, char **text_out, struct e
 		*text_out = text;
 	else
 		free(text);
-	return ks;
-}
-
-struct gw_keys *gw_keys_read_dir(const char *dir, struct err **err)
-{
-	struct gw_keys *ks = keys_file_read(dir, NULL, err);
-	if (!ks && !*err)
-		ks = xcalloc(1, sizeof(*ks));
-	return ks;
+	*out = ks;
+	return ks ? 0 : -1;
 }
 
 struct gw_keys *gw_keys_read_text(const char *dir, char **text, struct err **err)
 {
+	struct gw_keys *ks;
 	*text = NULL;
-	struct gw_keys *ks = keys_file_read(dir, text, err);
-	if (!ks && !*err)
-		ks = xcalloc(1, sizeof(*ks));
-	return ks;
+	if (keys_file_read(dir, text, &ks, err) < 0)
+		return NULL;
+	return ks ? ks : xcalloc(1, sizeof(*ks));
+}
+
+struct gw_keys *gw_keys_read_dir(const char *dir, struct err **err)
+{
+	struct gw_keys *ks;
+	if (keys_file_read(dir, NULL, &ks, err) < 0)
+		return NULL;
+	return ks ? ks : xcalloc(1, sizeof(*ks));
 }
 
 int gw_keys_load(struct gw_config *c, struct err **err)
 {
-	struct gw_keys *ks = keys_file_read(c->dir, NULL, err);
-	if (!ks && *err)
+	struct gw_keys *ks;
+	if (keys_file_read(c->dir, NULL, &ks, err) < 0)
 		return -1;
 	if (c->key) {
 		if (!ks)
