@@ -119,6 +119,9 @@ static void test_body_read_apart_left_to_jansson(void **state)
 	UNSURE("{\"a\":NaN}");
 	UNSURE("{\"a\":1");
 	UNSURE("{\"a\":1}\0");
+	UNSURE("{\"mod\\u0065l\"\v:\"chat\"}"); /* \v, \f: whitespace to yajl only */
+	UNSURE("{\"a\":1\f}");
+	UNSURE("\f{}");
 	/* nesting: jansson stops at 2048 levels */
 	char deep[2 * 2050 + 16];
 	size_t n = 0;

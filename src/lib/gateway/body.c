@@ -221,12 +221,16 @@ static const yajl_callbacks callbacks = {
  *     jansson refuses the body;
  *   - UTF-8 that only jansson checks: an overlong form (C0, C1, E0 80-9F,
  *     F0 80-8F), an encoded surrogate (ED A0-BF), past U+10FFFF (F4 90-,
- *     F5-FF). yajl checks the count of continuation bytes. */
+ *     F5-FF). yajl checks the count of continuation bytes;
+ *   - a vertical tab or form feed: whitespace to yajl, not to JSON (the
+ *     gateway fuzz target found it). */
 static bool read_apart(const char *body, size_t n)
 {
 	const unsigned char *b = (const unsigned char *)body;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = b[i];
+		if (c == '\v' || c == '\f')
+			return true; /* whitespace to yajl, an error to jansson */
 		if (c < 0x80 && c != '\\')
 			continue;
 		unsigned char d = i + 1 < n ? b[i + 1] : 0;
