@@ -121,6 +121,8 @@ static void test_body_read_apart_left_to_jansson(void **state)
 	UNSURE("{\"a\":1}\0");
 	UNSURE("{\"mod\\u0065l\"\v:\"chat\"}"); /* \v, \f: whitespace to yajl only */
 	UNSURE("{\"a\":1\f}");
+	UNSURE("{\"modeut\":\"x\"}\"/v1.co"); /* an unterminated string after the object */
+	UNSURE("{\"a\":1} \"");
 	UNSURE("\f{}");
 	/* nesting: jansson stops at 2048 levels */
 	char deep[2 * 2050 + 16];

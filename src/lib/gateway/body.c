@@ -21,7 +21,9 @@
  *     the slow path);
  *   - what yajl takes and jansson does not: "\u0000" in a string or key,
  *     a lone surrogate escape (yajl writes '?'), an integer outside
- *     long long, a real that overflows, nesting deeper than jansson's 2048;
+ *     long long, a real that overflows, nesting deeper than jansson's 2048,
+ *     UTF-8 forms only jansson checks, a vertical tab or form feed (yajl's
+ *     whitespace);
  *   - a `model` that is neither a string nor null (route.c's 400).
  * Those checks may raise false alarms (a "\\ud8" in text): a false alarm
  * costs the slow path, never a different answer.
@@ -50,6 +52,8 @@ struct scan {
 	size_t n_seen, a_seen;
 	bool top_key_model, top_key_stream; /* the key just read is the top level's */
 	struct gw_body *out;
+	yajl_handle h;
+	size_t end; /* just past the top-level object's '}' */
 };
 
 static unsigned long long fnv(const unsigned char *s, size_t n)
@@ -105,7 +109,8 @@ static int push(struct scan *s, unsigned long long serial)
 static int pop(void *ctx)
 {
 	struct scan *s = ctx;
-	s->depth--;
+	if (--s->depth == 0)
+		s->end = yajl_get_bytes_consumed(s->h);
 	s->n_stack--;
 	return 1;
 }
@@ -223,7 +228,9 @@ static const yajl_callbacks callbacks = {
  *     F0 80-8F), an encoded surrogate (ED A0-BF), past U+10FFFF (F4 90-,
  *     F5-FF). yajl checks the count of continuation bytes;
  *   - a vertical tab or form feed: whitespace to yajl, not to JSON (the
- *     gateway fuzz target found it). */
+ *     gateway fuzz target found it; so it found an unterminated string
+ *     after the object, which yajl waits on: gw_body_scan allows only
+ *     whitespace after the object's end). */
 static bool read_apart(const char *body, size_t n)
 {
 	const unsigned char *b = (const unsigned char *)body;
@@ -259,10 +266,15 @@ enum gw_body_verdict gw_body_scan(const char *body, size_t len, struct gw_body *
 	yajl_handle h = yajl_alloc(&callbacks, NULL, &s);
 	if (!h)
 		return GW_BODY_UNSURE;
+	s.h = h;
 	/* yajl's defaults are jansson's: UTF-8 checked, no comments, no
 	 * trailing bytes, one value */
 	bool ok = yajl_parse(h, (const unsigned char *)body, len) == yajl_status_ok &&
-		  yajl_complete_parse(h) == yajl_status_ok && s.serial > 0;
+		  yajl_complete_parse(h) == yajl_status_ok && s.serial > 0 && s.end > 0;
+	/* only JSON whitespace after the object: yajl takes an unterminated
+	 * string there (it waits for the rest), jansson does not */
+	for (size_t i = s.end; ok && i < len; i++)
+		ok = body[i] == ' ' || body[i] == '\t' || body[i] == '\n' || body[i] == '\r';
 	yajl_free(h);
 	free(s.stack);
 	free(s.seen);
