@@ -14,11 +14,17 @@ with 200, and any POST with what its options script.
 --body-delay  seconds between the head and the body (a stall)
 --models      GET /v1/models lists these ids (a peer gateway's roles)
 --tls         serve https with this certificate and key (PEM)
+--echo NAME   the POST answer says what came: {"engine": NAME, "path",
+              "content_type", "len", "sha256"} of the request body
+--status N    the POST answer's status is N (a 5xx before the first byte)
+--break-after K  with --big: close the connection after K frames (an
+              engine failing mid-stream)
 Otherwise the POST answer is a small chat completion.
 It prints `port N` once listening (port 0: any free one) and runs until
 killed.
 """
 import argparse
+import hashlib
 import http.server
 import json
 import ssl
@@ -54,14 +60,22 @@ class H(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self):
         n = int(self.headers.get("Content-Length") or 0)
+        body = b""
         while n > 0:
             got = self.rfile.read(min(n, 65536))
             if not got:
                 return
             n -= len(got)
+            body += got
         time.sleep(A.head_delay)
+        if A.echo:
+            self.small(A.status, json.dumps({
+                "engine": A.echo, "path": self.path, "len": len(body),
+                "content_type": self.headers.get("Content-Type"),
+                "sha256": hashlib.sha256(body).hexdigest()}).encode())
+            return
         if not A.big:
-            self.small(200, b'{"id":"e","object":"chat.completion","choices":[{"index":0,'
+            self.small(A.status, b'{"id":"e","object":"chat.completion","choices":[{"index":0,'
                        b'"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}')
             return
         frames = A.big // FRAME
@@ -72,6 +86,12 @@ class H(http.server.BaseHTTPRequestHandler):
         self.wfile.flush()
         time.sleep(A.body_delay)
         batch = 64
+        if A.break_after:
+            self.wfile.write(b"".join(frame(k) for k in range(A.break_after)))
+            self.wfile.flush()
+            self.close_connection = True
+            self.connection.shutdown(2)
+            return
         for i in range(0, frames, batch):
             self.wfile.write(b"".join(frame(k) for k in range(i, min(i + batch, frames))))
 
@@ -88,6 +108,9 @@ p.add_argument("--head-delay", type=float, default=0)
 p.add_argument("--body-delay", type=float, default=0)
 p.add_argument("--models", default="")
 p.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
+p.add_argument("--echo", default="")
+p.add_argument("--status", type=int, default=200)
+p.add_argument("--break-after", type=int, default=0)
 A = p.parse_args()
 srv = S(("127.0.0.1", A.port), H)
 if A.tls:

@@ -279,6 +279,46 @@ static void test_capabilities(void **state)
 	gw_config_unref(c);
 }
 
+/* routes.txt → the routes a role serves: by the task column, POST only,
+ * "always" for every role, a|b for either task. */
+static void test_vllm_routes(void **state)
+{
+	(void)state;
+	const char *txt = "# vLLM x commit y\n"
+			  "/tokenize\tPOST\talways\talways\tf.py:1\n"
+			  "/v1/responses\tPOST\tgenerate\t'generate' in t\tf.py:2\n"
+			  "/classify\tPOST\tclassify\t'classify' in t\tf.py:3\n"
+			  "/pooling\tGET\tpooling\tp\tf.py:4\n"
+			  "/v1/messages\tPOST\tembed|generate\tx\tf.py:5\n"
+			  "/detokenize\tPOST\n";
+	unsigned g = gw_vllm_routes_of(ROLE_CORTEX, txt), r = gw_vllm_routes_of(ROLE_RERANKER, txt);
+	unsigned e = gw_vllm_routes_of(ROLE_EMBEDDER, txt);
+	assert_int_equal(g, (1u << GW_EP_TOKENIZE) | (1u << GW_EP_RESPONSES) | (1u << GW_EP_MESSAGES));
+	assert_int_equal(r, (1u << GW_EP_TOKENIZE) | (1u << GW_EP_CLASSIFY));
+	assert_int_equal(e, (1u << GW_EP_TOKENIZE) | (1u << GW_EP_MESSAGES));
+	assert_int_equal(gw_vllm_routes_of(ROLE_HAND, NULL), 0);
+	/* the shipped lists: an unknown image gets what every recorded vLLM serves */
+	struct err *err = NULL;
+	struct gw_config *c = load(FLEET, &err);
+	assert_non_null(c);
+	assert_null(c->roles[ROLE_CORTEX].vllm_version);
+	assert_true((c->roles[ROLE_CORTEX].routes >> GW_EP_RESPONSES) & 1u);
+	assert_false((c->roles[ROLE_CORTEX].routes >> GW_EP_POOLING) & 1u);
+	assert_true((c->roles[ROLE_RERANKER].routes >> GW_EP_CLASSIFY) & 1u);
+	assert_false((c->roles[ROLE_EMBEDDER].routes >> GW_EP_CLASSIFY) & 1u);
+	assert_true((c->roles[ROLE_EMBEDDER].routes >> GW_EP_POOLING) & 1u);
+	struct gw_route rt;
+	assert_int_equal(gw_route_model(c, GW_EP_TRANSCRIPTIONS, "org/Small-1B", &rt), 0);
+	assert_int_equal(rt.role, ROLE_HAND);
+	assert_null(rt.body);
+	gw_route_free(&rt);
+	assert_int_equal(gw_route_model(c, GW_EP_CLASSIFY, "embedder", &rt), -1);
+	assert_int_equal(rt.status, 404);
+	assert_string_equal(rt.code, "route_not_served");
+	gw_route_free(&rt);
+	gw_config_unref(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -288,6 +328,7 @@ int main(void)
 		cmocka_unit_test(test_config_errors),
 		cmocka_unit_test(test_pressure_policy),
 		cmocka_unit_test(test_capabilities),
+		cmocka_unit_test(test_vllm_routes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -39,6 +39,12 @@ json_t *gw_capabilities(const struct gw_config *c, const bool ready[ROLE__COUNT]
 			json_object_set_new(o, "tool_call_parser", json_string(g->tool_parser));
 		if (g->reasoning_parser)
 			json_object_set_new(o, "reasoning_parser", json_string(g->reasoning_parser));
+		json_t *routes = json_array(); /* the engine-checked routes it serves (vroutes.c) */
+		for (int ep = GW_EP_TOKENIZE; ep <= GW_EP_CLASSIFY; ep++)
+			if ((g->routes >> ep) & 1u)
+				json_array_append_new(routes, json_string(gw_endpoint_path((enum gw_endpoint)ep)));
+		json_object_set_new(o, "routes", routes);
+		json_object_set_new(o, "vllm", g->vllm_version ? json_string(g->vllm_version) : json_null());
 		if (g->feasible)
 			json_object_set_new(o, "served_at", json_string("local"));
 		else if (g->hosted_by)
@@ -68,4 +74,24 @@ json_t *gw_models(const struct gw_config *c, const bool ready[ROLE__COUNT])
 			json_array_append_new(data, model_entry(g->model, name, root));
 	}
 	return json_pack("{s:s, s:o}", "object", "list", "data", data);
+}
+
+/* /health's versions: {version: lobes', roles: {ROLE: {vllm, registry}}} for
+ * each role served here (vLLM null when its image is unset or unknown), so
+ * a client sees a skew between boxes or roles. */
+void gw_health_versions(json_t *h, const struct gw_config *c, const char *version)
+{
+	json_object_set_new(h, "version", json_string(version && *version ? version : "unknown"));
+	json_t *roles = json_object();
+	for (int r = 0; r < ROLE__COUNT; r++) {
+		const struct gw_role *g = &c->roles[r];
+		if (!g->feasible)
+			continue;
+		json_object_set_new(roles, role_name((enum role_id)r),
+				    json_pack("{s:o, s:o}", "vllm",
+					      g->vllm_version ? json_string(g->vllm_version) : json_null(),
+					      "registry",
+					      g->vllm_registry ? json_string(g->vllm_registry) : json_null()));
+	}
+	json_object_set_new(h, "roles", roles);
 }

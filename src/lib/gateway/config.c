@@ -40,6 +40,8 @@ static void role_free(struct gw_role *r)
 {
 	free(r->model);
 	free(r->image);
+	free(r->vllm_version);
+	free(r->vllm_registry);
 	free(r->quantization);
 	free(r->tool_parser);
 	free(r->reasoning_parser);
@@ -483,6 +485,7 @@ struct gw_config *gw_config_load(const char *dir, const struct gw_overrides *o, 
 		return NULL;
 	if (gw_keys_load(c, err) < 0) /* keys.yaml, then the default key */
 		return NULL;
+	gw_vllm_resolve(c); /* each engine's vLLM and the routes it serves (vroutes.c) */
 	if (o && o->bind) {
 		free(c->bind);
 		c->bind = xstrdup(o->bind);

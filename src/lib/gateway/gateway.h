@@ -53,6 +53,10 @@ struct gw_role {
 	char *reasoning_parser;
 	char *hosted_by;     /* LOBES_GATEWAY_PEER_<ROLE>: a peer that serves it, or NULL */
 	int max_inflight;    /* concurrent upstream requests before 429 */
+	/* vroutes.c: the engine's vLLM, from its image (data/images/ → registry) */
+	char *vllm_version;  /* "0.26.1rc1.dev942+g5a4c8d992"; NULL: image unset or unknown */
+	char *vllm_registry; /* "5a4c8d992" (data/vllm/<registry>/routes.txt); NULL likewise */
+	unsigned routes;     /* bit (1u << ep) per endpoint of GW_EP_TOKENIZE.. it serves */
 };
 
 struct gw_alias {
@@ -132,6 +136,16 @@ enum gw_endpoint {
 	GW_EP_EMBEDDINGS,
 	GW_EP_RERANK,
 	GW_EP_SCORE,
+	/* the routes whose engine support is read from data/vllm/<registry>/routes.txt
+	 * (vroutes.c): 404 route_not_served where the role's engine lacks one */
+	GW_EP_TOKENIZE,
+	GW_EP_DETOKENIZE,
+	GW_EP_RESPONSES,
+	GW_EP_MESSAGES,
+	GW_EP_TRANSCRIPTIONS, /* multipart/form-data: routed on the form's `model` */
+	GW_EP_TRANSLATIONS,
+	GW_EP_POOLING,
+	GW_EP_CLASSIFY,
 	GW_EP_MODELS,
 	GW_EP_HEALTH,
 	GW_EP_CAPABILITIES,
@@ -169,6 +183,10 @@ struct gw_route {
  * -1 with out->status etc. set (400, 404). Never touches the network. */
 int gw_route_request(const struct gw_config *c, enum gw_endpoint ep, const char *body,
 		     size_t len, struct gw_route *out);
+/* The same for a body that is not JSON (multipart audio): the role of model
+ * (NULL: the default), no rewrite. */
+int gw_route_model(const struct gw_config *c, enum gw_endpoint ep, const char *model,
+		   struct gw_route *out);
 void gw_route_free(struct gw_route *r);
 
 /* What routing reads of a body (body.c): its top-level `model` (NULL when
@@ -185,6 +203,23 @@ enum gw_body_verdict {
 /* One streaming pass over the body, no tree built. */
 enum gw_body_verdict gw_body_scan(const char *body, size_t len, struct gw_body *out);
 void gw_body_free(struct gw_body *b);
+/* Is ep one of the routes checked against the engine's routes.txt? */
+bool gw_endpoint_engine_checked(enum gw_endpoint ep);
+/* Is ep's body multipart/form-data (audio)? */
+bool gw_endpoint_multipart(enum gw_endpoint ep);
+/* The request path of ep in the route table ("?" for none). */
+const char *gw_endpoint_path(enum gw_endpoint ep);
+
+/* ---- the engines' vLLM (vroutes.c) ---- */
+
+/* Set each role's vllm_version, vllm_registry and routes from its image
+ * (<ROLE>_IMAGE through data/images/ and the operator's files). A role
+ * whose image is unset or unknown serves what its lane serves in the newest
+ * recorded vLLM, with no version. Never fails: the knowledge not loading
+ * leaves every role unknown. */
+void gw_vllm_resolve(struct gw_config *c);
+/* Which routes role r's engine serves, from routes.txt text (tests). */
+unsigned gw_vllm_routes_of(enum role_id r, const char *routes_txt);
 /* {"error":{"message","type","code","param":null,...extra}} as text (caller frees). */
 char *gw_error_body(const char *message, const char *type, const char *code, const json_t *extra);
 /* The served names of every feasible role, for model_not_found. */
@@ -235,6 +270,8 @@ int gateway_port(const struct gateway *g);
 json_t *gw_capabilities(const struct gw_config *c, const bool ready[ROLE__COUNT]);
 json_t *gw_models(const struct gw_config *c, const bool ready[ROLE__COUNT]);
 const char *gw_endpoint_path_of_role(enum role_id r);
+/* Add /health's versions to h: the build's and each served role's vLLM. */
+void gw_health_versions(json_t *h, const struct gw_config *c, const char *version);
 
 
 /* The room's other public pieces: include this header, not them. */

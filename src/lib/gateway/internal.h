@@ -95,6 +95,10 @@ json_t *gw_status_json(struct gateway *g, const struct gw_config *c);
 /* Answer /metrics, /status or /ui. */
 enum MHD_Result gw_observe_answer(struct gateway *g, struct req *q, struct MHD_Connection *c);
 
+/* ---- form.c: the route of a multipart/form-data body (its `model` field) ---- */
+
+int gw_route_form(struct req *q, struct MHD_Connection *c, struct gw_route *rt);
+
 /* ---- conns.c: the connection callbacks of a lane (cls/ud: the lane) ---- */
 
 /* MHD's accept policy: refuse past the connection or per-address limit. */

@@ -49,6 +49,14 @@ const char *gw_metrics_route_label(enum gw_endpoint ep)
 	case GW_EP_EMBEDDINGS: return "/v1/embeddings";
 	case GW_EP_RERANK: return "/v1/rerank";
 	case GW_EP_SCORE: return "/v1/score";
+	case GW_EP_TOKENIZE:
+	case GW_EP_DETOKENIZE:
+	case GW_EP_RESPONSES:
+	case GW_EP_MESSAGES:
+	case GW_EP_TRANSCRIPTIONS:
+	case GW_EP_TRANSLATIONS:
+	case GW_EP_POOLING:
+	case GW_EP_CLASSIFY: return gw_endpoint_path(ep);
 	case GW_EP_MODELS: return "/v1/models";
 	case GW_EP_HEALTH: return "/health";
 	case GW_EP_CAPABILITIES: return "/capabilities";

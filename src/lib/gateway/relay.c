@@ -254,7 +254,10 @@ enum MHD_Result relay_start(struct req *q, struct MHD_Connection *c, struct gw_r
 		r->hdrs = proxy_headers(r->hdrs, q->cfg, peer); /* never the caller's key */
 	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
 	_cleanup_free_ char *ha = xasprintf("Accept: %s", accept && *accept ? accept : "*/*");
-	r->hdrs = curl_slist_append(r->hdrs, "Content-Type: application/json");
+	const char *ct = gw_endpoint_multipart(q->ep) /* audio: the form's own boundary */
+				 ? MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type") : NULL;
+	_cleanup_free_ char *hct = xasprintf("Content-Type: %s", ct ? ct : "application/json");
+	r->hdrs = curl_slist_append(r->hdrs, hct);
 	r->hdrs = curl_slist_append(r->hdrs, ha);
 	r->hdrs = req_trace_headers(q, r->hdrs); /* X-Request-Id, traceparent, tracestate */
 	r->hdrs = curl_slist_append(r->hdrs, "Expect:");

@@ -42,6 +42,14 @@ static const struct {
 	{ "/v2/rerank", GW_EP_RERANK, true },
 	{ "/v1/score", GW_EP_SCORE, true },
 	{ "/score", GW_EP_SCORE, true },
+	{ "/tokenize", GW_EP_TOKENIZE, true },
+	{ "/detokenize", GW_EP_DETOKENIZE, true },
+	{ "/v1/responses", GW_EP_RESPONSES, true },
+	{ "/v1/messages", GW_EP_MESSAGES, true },
+	{ "/v1/audio/transcriptions", GW_EP_TRANSCRIPTIONS, true },
+	{ "/v1/audio/translations", GW_EP_TRANSLATIONS, true },
+	{ "/pooling", GW_EP_POOLING, true },
+	{ "/classify", GW_EP_CLASSIFY, true },
 	{ "/v1/models", GW_EP_MODELS, false },
 	{ "/health", GW_EP_HEALTH, false },
 	{ "/capabilities", GW_EP_CAPABILITIES, false },
@@ -85,11 +93,23 @@ bool gw_endpoint_needs_key(const struct gw_config *c, enum gw_endpoint ep)
 
 bool gw_endpoint_proxied(enum gw_endpoint ep)
 {
-	return ep >= GW_EP_CHAT && ep <= GW_EP_SCORE;
+	return ep >= GW_EP_CHAT && ep <= GW_EP_CLASSIFY;
 }
 
-static bool serves(enum role_id r, enum gw_endpoint ep)
+bool gw_endpoint_engine_checked(enum gw_endpoint ep)
 {
+	return ep >= GW_EP_TOKENIZE && ep <= GW_EP_CLASSIFY;
+}
+
+bool gw_endpoint_multipart(enum gw_endpoint ep)
+{
+	return ep == GW_EP_TRANSCRIPTIONS || ep == GW_EP_TRANSLATIONS;
+}
+
+static bool serves(const struct gw_config *c, enum role_id r, enum gw_endpoint ep)
+{
+	if (gw_endpoint_engine_checked(ep)) /* the engine's routes.txt (vroutes.c) */
+		return (c->roles[r].routes >> ep) & 1u;
 	switch (ep) {
 	case GW_EP_CHAT:
 	case GW_EP_COMPLETIONS:
@@ -268,7 +288,7 @@ static void rewrite_model(const char *body, size_t len, json_t *j, const char *s
 	free(enc);
 }
 
-static const char *ep_path(enum gw_endpoint ep)
+const char *gw_endpoint_path(enum gw_endpoint ep)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(endpoints); i++)
 		if (endpoints[i].ep == ep)
@@ -282,20 +302,78 @@ static int wrong_endpoint(const struct gw_config *c, enum role_id r, enum gw_end
 {
 	json_t *by = json_array();
 	_cleanup_free_ char *names = xstrdup("");
+	bool engine = gw_endpoint_engine_checked(ep);
 	for (int o = 0; o < ROLE__COUNT; o++) {
-		if (!serves((enum role_id)o, ep))
-			continue;
+		bool here = c->roles[o].feasible || gw_role_proxy_peer(c, o);
+		if (!serves(c, (enum role_id)o, ep) || (engine && !here))
+			continue; /* route_not_served names the roles served by this box only */
 		json_array_append_new(by, json_string(role_name((enum role_id)o)));
 		char *n = xasprintf("%s%s'%s'%s", names, *names ? " or " : "", role_name((enum role_id)o),
-				    c->roles[o].feasible ? "" : " (infeasible here)");
+				    c->roles[o].feasible || engine ? "" : " (infeasible here)");
 		free(names);
 		names = n;
 	}
+	const char *why = defaulted ? "a request without 'model' goes to the cortex; " : "";
+	if (engine) {
+		const struct gw_role *gr = &c->roles[r];
+		out->extra = json_pack("{s:s, s:o}", "role", role_name(r), "served_by", by);
+		return fail(out, 404, "invalid_request_error", "route_not_served",
+			    xasprintf("%srole '%s' does not serve %s: its engine (%s%s) does not register "
+				      "it for a %s model%s%s",
+				      why, role_name(r), gw_endpoint_path(ep),
+				      gr->vllm_version ? "vLLM " : "an image lobes has not recorded",
+				      gr->vllm_version ? gr->vllm_version : "", lane_name(role_lane(r)),
+				      *names ? "; use model " : "; no role on this box serves it", names));
+	}
 	out->extra = json_pack("{s:o}", "served_by", by);
 	return fail(out, 400, "invalid_request_error", "wrong_endpoint",
-		    xasprintf("%srole '%s' (%s) does not serve %s; use model %s",
-			      defaulted ? "a request without 'model' goes to the cortex; " : "",
-			      role_name(r), lane_name(role_lane(r)), ep_path(ep), names));
+		    xasprintf("%srole '%s' (%s) does not serve %s; use model %s", why, role_name(r),
+			      lane_name(role_lane(r)), gw_endpoint_path(ep), names));
+}
+
+/* The role of model (NULL: the default) for ep, or an error in out. */
+static int pick(const struct gw_config *c, enum gw_endpoint ep, const char *model,
+		struct gw_route *out)
+{
+	int role = -1;
+	if (!model) {
+		role = default_role(ep);
+	} else if ((role = role_from_name(model)) >= 0) {
+		/* the role name is one of the engine's served names */
+	} else {
+		for (int r = 0; r < ROLE__COUNT && role < 0; r++)
+			if (*c->roles[r].model && !strcmp(c->roles[r].model, model))
+				role = r;
+		for (size_t i = 0; i < c->n_aliases && role < 0; i++)
+			if (!strcmp(c->aliases[i].name, model)) {
+				role = (int)c->aliases[i].role;
+				out->via_alias = true;
+			}
+	}
+	if (role < 0) {
+		out->extra = json_pack("{s:o}", "served", gw_served_names(c));
+		return fail(out, 404, "invalid_request_error", "model_not_found",
+			    xasprintf("the model '%.200s' does not exist on this box", model));
+	}
+	const struct gw_role *gr = &c->roles[role];
+	if (!gr->feasible && gw_role_proxy_peer(c, role)) {
+		out->proxied = true; /* peers.yaml: relayed to the peer's gateway */
+	} else if (!gr->feasible) {
+		if (gr->hosted_by)
+			out->extra = json_pack("{s:s, s:s}", "role", role_name((enum role_id)role),
+					       "hosted_by", gr->hosted_by);
+		else
+			out->extra = json_pack("{s:s}", "role", role_name((enum role_id)role));
+		return fail(out, 404, "role_infeasible", "role_infeasible",
+			  xasprintf("role '%s' is not served on this box: profile '%s' declares it infeasible%s%s",
+				    role_name((enum role_id)role), c->profile,
+				    gr->hosted_by ? "; it is hosted by " : "",
+				    gr->hosted_by ? gr->hosted_by : ""));
+	}
+	if (!serves(c, (enum role_id)role, ep))
+		return wrong_endpoint(c, (enum role_id)role, ep, model == NULL, out);
+	out->role = role;
+	return 0;
 }
 
 int gw_route_request(const struct gw_config *c, enum gw_endpoint ep, const char *body,
@@ -333,54 +411,26 @@ int gw_route_request(const struct gw_config *c, enum gw_endpoint ep, const char 
 		}
 		model = json_is_string(jm) ? json_string_value(jm) : NULL;
 	}
-	int role = -1;
-	if (!model) {
-		role = default_role(ep);
-	} else if ((role = role_from_name(model)) >= 0) {
-		/* the role name is one of the engine's served names */
-	} else {
-		for (int r = 0; r < ROLE__COUNT && role < 0; r++)
-			if (*c->roles[r].model && !strcmp(c->roles[r].model, model))
-				role = r;
-		for (size_t i = 0; i < c->n_aliases && role < 0; i++)
-			if (!strcmp(c->aliases[i].name, model)) {
-				role = (int)c->aliases[i].role;
-				out->via_alias = true;
-			}
-	}
-	if (role < 0) {
-		out->extra = json_pack("{s:o}", "served", gw_served_names(c));
-		rc = fail(out, 404, "invalid_request_error", "model_not_found",
-			  xasprintf("the model '%.200s' does not exist on this box", model));
+	rc = pick(c, ep, model, out);
+	if (rc < 0)
 		goto out;
-	}
-	const struct gw_role *gr = &c->roles[role];
-	if (!gr->feasible && gw_role_proxy_peer(c, role)) {
-		out->proxied = true; /* peers.yaml: relayed to the peer's gateway */
-	} else if (!gr->feasible) {
-		if (gr->hosted_by)
-			out->extra = json_pack("{s:s, s:s}", "role", role_name((enum role_id)role),
-					       "hosted_by", gr->hosted_by);
-		else
-			out->extra = json_pack("{s:s}", "role", role_name((enum role_id)role));
-		rc = fail(out, 404, "role_infeasible", "role_infeasible",
-			  xasprintf("role '%s' is not served on this box: profile '%s' declares it infeasible%s%s",
-				    role_name((enum role_id)role), c->profile,
-				    gr->hosted_by ? "; it is hosted by " : "",
-				    gr->hosted_by ? gr->hosted_by : ""));
-		goto out;
-	}
-	if (!serves((enum role_id)role, ep)) {
-		rc = wrong_endpoint(c, (enum role_id)role, ep, model == NULL, out);
-		goto out;
-	}
-	out->role = role;
+	int role = out->role;
 	if (model && strcmp(model, role_name((enum role_id)role)) != 0)
 		rewrite_model(body, len, j, role_name((enum role_id)role), out);
 out:
 	json_decref(j);
 	gw_body_free(&fast);
 	return rc;
+}
+
+int gw_route_model(const struct gw_config *c, enum gw_endpoint ep, const char *model,
+		   struct gw_route *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->role = -1;
+	if (!gw_endpoint_proxied(ep))
+		return fail(out, 404, "invalid_request_error", "not_found", xstrdup("no such route"));
+	return pick(c, ep, model, out);
 }
 
 void gw_route_free(struct gw_route *r)

@@ -152,8 +152,10 @@ static enum MHD_Result dispatch(struct gateway *g, struct req *q, struct MHD_Con
 	if (q->busy)
 		return busy_error(q, c);
 	struct gw_route rt;
-	if (gw_route_request(q->cfg, q->ep, buf_str(&q->body), q->body.len, &rt) < 0 &&
-	    !proxy_route_by_peer_id(g->pp, q->cfg, q->ep, buf_str(&q->body), q->body.len, &rt)) {
+	bool form = gw_endpoint_multipart(q->ep); /* audio: the form's `model` (form.c) */
+	if ((form ? gw_route_form(q, c, &rt)
+		  : gw_route_request(q->cfg, q->ep, buf_str(&q->body), q->body.len, &rt)) < 0 &&
+	    (form || !proxy_route_by_peer_id(g->pp, q->cfg, q->ep, buf_str(&q->body), q->body.len, &rt))) {
 		enum MHD_Result rc = req_error(q, c, rt.status, rt.type, rt.code, rt.message, rt.extra,
 					       NULL);
 		const char *rn = rt.extra ? json_string_value(json_object_get(rt.extra, "role")) : NULL;
@@ -220,10 +222,10 @@ static enum MHD_Result local_answer(struct gateway *g, struct req *q, struct MHD
 	int n = 0;
 	for (int i = 0; i < ROLE__COUNT; i++)
 		n += q->cfg->roles[i].feasible && ready[i];
-	return req_json(q, c, 200,
-			  json_pack("{s:s, s:i, s:b}", "status", g->draining ? "draining" : "ok",
-				    "roles_ready", n, "auth", gw_auth_required(q->cfg)),
-			  NULL);
+	json_t *h = json_pack("{s:s, s:i, s:b}", "status", g->draining ? "draining" : "ok",
+			      "roles_ready", n, "auth", gw_auth_required(q->cfg));
+	gw_health_versions(h, q->cfg, g->metrics->version); /* clients detect skew (caps.c) */
+	return req_json(q, c, 200, h, NULL);
 }
 
 /* The head of a new request: the framing, then the checks that need no

@@ -23,6 +23,28 @@
 #include "embedded.h"
 #include "vllm.h"
 
+static const char *file_text(const char *folder, const char *name);
+
+const char *vllm_file_text(const char *folder, const char *name)
+{
+	return file_text(folder, name);
+}
+
+char **vllm_folders(void)
+{
+	char **v = NULL;
+	for (size_t i = 0; i < embedded_files_count; i++) {
+		const char *p = embedded_files[i].path;
+		size_t n = strlen(p);
+		if (strncmp(p, "data/vllm/", 10) != 0 || n < 20 || strcmp(p + n - 10, "/flags.txt") != 0)
+			continue;
+		_cleanup_free_ char *f = xasprintf("%.*s", (int)(n - 20), p + 10);
+		if (!strchr(f, '/'))
+			strv_push(&v, f);
+	}
+	return v ? v : xcalloc(1, sizeof(char *));
+}
+
 static const char *file_text(const char *folder, const char *name)
 {
 	_cleanup_free_ char *p = xasprintf("data/vllm/%s/%s", folder, name);

@@ -47,6 +47,11 @@ const char *vllm_reg_metric_kind(const struct vllm_reg *r, const char *family);
  * saying what is wrong and what was expected. */
 int vllm_reg_check_arg(const struct vllm_reg *r, const char *flag, const char *value, char **why);
 
+/* The embedded text of data/vllm/<folder>/<name> (NULL: not shipped). */
+const char *vllm_file_text(const char *folder, const char *name);
+/* The shipped folders under data/vllm/ (strv; free with strv_free). */
+char **vllm_folders(void);
+
 /* Parse a one-name-a-line list ('#' comments and blank lines skipped; the
  * first word of a line is the name). Returns a NULL-terminated strv. */
 char **vllm_list_parse(const char *text);
