@@ -15,10 +15,11 @@ with 200, and any POST with what its options script.
 --models      GET /v1/models lists these ids (a peer gateway's roles)
 --tls         serve https with this certificate and key (PEM)
 --echo NAME   the POST answer says what came: {"engine": NAME, "path",
-              "content_type", "len", "sha256"} of the request body
+              "content_type", "len", "sha256", "model" (of a JSON body),
+              "bearer" (an Authorization header came), "hop" (X-Lobes-Hop)}
 --status N    the POST answer's status is N (a 5xx before the first byte)
---break-after K  with --big: close the connection after K frames (an
-              engine failing mid-stream)
+--break-after K  with --big: a chunked stream cut after K frames, before
+              its last chunk (an engine failing mid-stream)
 Otherwise the POST answer is a small chat completion.
 It prints `port N` once listening (port 0: any free one) and runs until
 killed.
@@ -69,16 +70,34 @@ class H(http.server.BaseHTTPRequestHandler):
             body += got
         time.sleep(A.head_delay)
         if A.echo:
+            try:
+                model = json.loads(body).get("model")
+            except (ValueError, AttributeError):
+                model = None
             self.small(A.status, json.dumps({
                 "engine": A.echo, "path": self.path, "len": len(body),
                 "content_type": self.headers.get("Content-Type"),
-                "sha256": hashlib.sha256(body).hexdigest()}).encode())
+                "sha256": hashlib.sha256(body).hexdigest(), "model": model,
+                "bearer": self.headers.get("Authorization") is not None,
+                "hop": self.headers.get("X-Lobes-Hop")}).encode())
             return
         if not A.big:
             self.small(A.status, b'{"id":"e","object":"chat.completion","choices":[{"index":0,'
                        b'"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}')
             return
         frames = A.big // FRAME
+        if A.break_after:  # chunked, cut before its last chunk: a broken stream
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for k in range(A.break_after):
+                f = frame(k)
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(f), f))
+            self.wfile.flush()
+            self.close_connection = True
+            self.connection.shutdown(2)
+            return
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Content-Length", str(frames * FRAME))
@@ -86,12 +105,6 @@ class H(http.server.BaseHTTPRequestHandler):
         self.wfile.flush()
         time.sleep(A.body_delay)
         batch = 64
-        if A.break_after:
-            self.wfile.write(b"".join(frame(k) for k in range(A.break_after)))
-            self.wfile.flush()
-            self.close_connection = True
-            self.connection.shutdown(2)
-            return
         for i in range(0, frames, batch):
             self.wfile.write(b"".join(frame(k) for k in range(i, min(i + batch, frames))))
 

@@ -203,6 +203,9 @@ enum gw_body_verdict {
 /* One streaming pass over the body, no tree built. */
 enum gw_body_verdict gw_body_scan(const char *body, size_t len, struct gw_body *out);
 void gw_body_free(struct gw_body *b);
+/* body (a JSON object) with its top-level model set to model, byte for byte
+ * otherwise (caller frees); NULL when body is not a JSON object. */
+char *gw_body_with_model(const char *body, size_t len, const char *model, size_t *out_len);
 /* Is ep one of the routes checked against the engine's routes.txt? */
 bool gw_endpoint_engine_checked(enum gw_endpoint ep);
 /* Is ep's body multipart/form-data (audio)? */

@@ -4,13 +4,15 @@
  * layers below, lowest first, each calling only down:
  *
  *   config    config.c yaml.c peers.c proxy_hop.c route.c caps.c pressure.c
- *             fleet.c — the settings and the live snapshot (config_int.h)
+ *             fleet.c vroutes.c — the settings and the live snapshot
+ *             (config_int.h)
  *   log       log.c — the access/event log and the clock (log.h)
  *   worker    worker.c — the event loop (worker.h)
  *   upstream  upstream.c — the engine client (upstream.h)
- *   relay     answer.c relay.c — one client request and its relay (relay.h)
+ *   relay     answer.c relay.c failover.c — one client request and its relay
+ *             to its targets in order (relay.h)
  *   proxy     proxy.c — the readiness of roles proxied to peers (proxy.h)
- *   server    server.c intake.c conns.c — the HTTP front: intake (framing,
+ *   server    server.c intake.c conns.c form.c — the HTTP front: intake (framing,
  *             early errors), connection limits and deadlines, checks, local
  *             answers; start, reload, drain; observe.c — what it counts
  *             (metrics.c, metrics_expo.c, a layer above the log) and its

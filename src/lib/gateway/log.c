@@ -142,6 +142,14 @@ char *gw_access_format(const struct gw_access *a)
 		buf_adds(&b, ",\"key\":");
 		add_str(&b, a->key);
 	}
+	if (a->served_by) {
+		buf_adds(&b, ",\"served_by\":");
+		add_str(&b, a->served_by);
+	}
+	if (a->failed_over) {
+		buf_adds(&b, ",\"failed_over\":");
+		add_str(&b, a->failed_over);
+	}
 	if (a->trace_id) {
 		buf_adds(&b, ",\"trace_id\":");
 		add_str(&b, a->trace_id);

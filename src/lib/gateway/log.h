@@ -25,10 +25,13 @@ void gw_log_json(struct gw_log *l, json_t *obj);
 
 /* One access line (server.c writes one per request). A NULL string is
  * written as "" (the role of an unrouted request); upstream_ms < 0 is
- * null; alias false, key NULL and trace_id NULL leave their keys out. */
+ * null; alias false, key NULL, served_by, failed_over and trace_id NULL
+ * leave their keys out. */
 struct gw_access {
 	const char *id, *method, *path, *role, *outcome, *trace_id;
 	const char *key; /* the API key's name; NULL leaves it out */
+	const char *served_by;   /* a relayed request: who answered (failover.c) */
+	const char *failed_over; /* the targets that failed before it, and why */
 	int status;
 	long long bytes;
 	double upstream_ms, total_ms;
@@ -37,7 +40,7 @@ struct gw_access {
 /* The line as text, byte for byte what json_dumps(JSON_COMPACT |
  * JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6)) makes of the same object
  * (keys id, method, path, role, status, bytes, outcome, upstream_ms,
- * total_ms[, alias][, key][, trace_id]), without building it: the line is written
+ * total_ms[, alias][, key][, served_by][, failed_over][, trace_id]), without building it: the line is written
  * for every request, and building and dumping the object was a tenth of
  * the gateway's instructions per relayed request. A string that is not
  * valid UTF-8 has those bytes as '?' (jansson refused the whole line). */

@@ -38,8 +38,11 @@ void gw_peers_free(struct gw_peers *p)
 		free(p->v[i].source);
 	}
 	free(p->v);
-	for (int r = 0; r < ROLE__COUNT; r++)
+	for (int r = 0; r < ROLE__COUNT; r++) {
+		for (size_t i = 0; i < p->role[r].n_fb; i++)
+			free(p->role[r].fb[i].source);
 		free(p->role[r].source);
+	}
 	free(p->path);
 	free(p->box);
 	free(p);
@@ -216,6 +219,68 @@ static int parse_peer(struct gw_peers *ps, struct fy_node *k, struct fy_node *v,
 	return 0;
 }
 
+/* One entry of a role's fallback list: a peer name or {port: N}. */
+static int parse_fallback_item(struct gw_peers *ps, const struct gw_config *c, int r,
+			       struct fy_node *n, const char *name, struct err **err)
+{
+	const char *rn = role_name((enum role_id)r);
+	struct gw_fallback f = { .peer = -1 };
+	const char *pn = scalar(n);
+	if (pn) {
+		for (size_t i = 0; i < ps->n; i++)
+			if (!strcmp(ps->v[i].name, pn))
+				f.peer = (int)i;
+		if (f.peer < 0)
+			return perr(name, n, err, "fallback '%s' of role '%s' is not a declared peer; expected a peer "
+				    "declared under peers: or {port: N}", pn, rn);
+		if (!ps->v[f.peer].key)
+			return perr(name, n, err, "fallback peer '%s' of role '%s' has no key_file; expected the key "
+				    "that peer accepts", pn, rn);
+	} else {
+		struct fy_node *pv = n && fy_node_is_mapping(n) && fy_node_mapping_item_count(n) == 1
+					     ? fy_node_mapping_lookup_by_string(n, "port", FY_NT) : NULL;
+		const char *ps_ = scalar(pv);
+		char *end = NULL;
+		long port = ps_ ? strtol(ps_, &end, 10) : 0;
+		if (!ps_ || *end || port < 1 || port > 65535)
+			return perr(name, at(pv, n), err, "fallback of role '%s' is not valid; expected a peer "
+				    "name or {port: N} (1-65535), another replica of its engine on this box", rn);
+		if (c->roles[r].feasible && port == c->roles[r].port)
+			return perr(name, pv, err, "fallback port %ld of role '%s' is its own engine's port; "
+				    "expected another replica's", port, rn);
+		f.port = (int)port;
+	}
+	for (size_t i = 0; i < ps->role[r].n_fb; i++)
+		if (ps->role[r].fb[i].peer == f.peer && ps->role[r].fb[i].port == f.port)
+			return perr(name, n, err, "fallback of role '%s' is listed twice; expected each once", rn);
+	if (ps->role[r].n_fb == GW_FALLBACK_MAX)
+		return perr(name, n, err, "role '%s' has more than %d fallbacks; expected at most %d", rn,
+			    GW_FALLBACK_MAX, GW_FALLBACK_MAX);
+	int line, col;
+	mark(n, &line, &col);
+	f.source = xasprintf("%s:%d:%d", name, line, col);
+	ps->role[r].fb[ps->role[r].n_fb++] = f;
+	return 0;
+}
+
+static int parse_fallbacks(struct gw_peers *ps, const struct gw_config *c, int r,
+			   struct fy_node *k, struct fy_node *v, const char *name, struct err **err)
+{
+	const char *rn = role_name((enum role_id)r);
+	if (!v || !fy_node_is_sequence(v) || !fy_node_sequence_item_count(v))
+		return perr(name, at(v, k), err, "fallback of role '%s' is not a list; expected [PEER | {port: N}, ...]",
+			    rn);
+	if (!c->roles[r].feasible && ps->role[r].mode != GW_PEER_PROXY)
+		return perr(name, k, err, "role '%s' has a fallback but is neither served here nor proxied; "
+			    "expected fallback only for a role with a primary", rn);
+	void *it = NULL;
+	struct fy_node *n;
+	while ((n = fy_node_sequence_iterate(v, &it)))
+		if (parse_fallback_item(ps, c, r, n, name, err) < 0)
+			return -1;
+	return 0;
+}
+
 static int parse_role(struct gw_peers *ps, const struct gw_config *c, struct fy_node *k,
 		      struct fy_node *v, const char *name, struct err **err)
 {
@@ -225,39 +290,55 @@ static int parse_role(struct gw_peers *ps, const struct gw_config *c, struct fy_
 		return perr(name, k, err,
 			    "'%s' is not a role; expected cortex, senses, hand, embedder or reranker",
 			    rn ? rn : "");
-	if (ps->role[r].mode != GW_PEER_NONE)
+	if (ps->role[r].source)
 		return perr(name, k, err, "role '%s' is given twice; expected each role once", rn);
-	if (!v || !fy_node_is_mapping(v) || fy_node_mapping_item_count(v) != 1)
+	if (!v || !fy_node_is_mapping(v) || fy_node_mapping_item_count(v) < 1)
 		return perr(name, at(v, k), err,
-			    "role '%s' is not a one-key mapping; expected {refer: PEER} or {proxy: PEER}", rn);
-	struct fy_node_pair *fp = fy_node_mapping_get_by_index(v, 0);
-	struct fy_node *mk = fy_node_pair_key(fp), *mv = fy_node_pair_value(fp);
-	const char *ms = scalar(mk), *pn = scalar(mv);
-	enum gw_peer_mode mode = ms && !strcmp(ms, "refer")   ? GW_PEER_REFER
-				 : ms && !strcmp(ms, "proxy") ? GW_PEER_PROXY
-							      : GW_PEER_NONE;
-	if (mode == GW_PEER_NONE)
-		return perr(name, mk, err, "'%s' for role '%s' is not a mode; expected refer or proxy",
-			    ms ? ms : "", rn);
-	int pi = -1;
-	for (size_t i = 0; pn && i < ps->n; i++)
-		if (!strcmp(ps->v[i].name, pn))
-			pi = (int)i;
-	if (pi < 0)
-		return perr(name, at(mv, mk), err, "role '%s' names peer '%s'; expected a peer declared under peers:",
-			    rn, pn ? pn : "");
-	if (c->roles[r].feasible)
-		return perr(name, k, err,
-			    "role '%s' is feasible on this box (profile '%s') and served here; expected %s only for a role this box does not serve",
-			    rn, c->profile, ms);
-	if (mode == GW_PEER_PROXY && !ps->v[pi].key)
-		return perr(name, mv, err,
-			    "role '%s' is proxied to peer '%s', which has no key_file; expected the key that peer accepts",
-			    rn, pn);
+			    "role '%s' is not a mapping; expected {refer: PEER}, {proxy: PEER} and/or {fallback: [...]}",
+			    rn);
+	struct fy_node *fk = NULL, *fv = NULL;
+	void *it = NULL;
+	struct fy_node_pair *fp;
+	while ((fp = fy_node_mapping_iterate(v, &it))) {
+		struct fy_node *mk = fy_node_pair_key(fp), *mv = fy_node_pair_value(fp);
+		const char *ms = scalar(mk), *pn = scalar(mv);
+		if (ms && !strcmp(ms, "fallback")) {
+			fk = mk, fv = mv;
+			continue;
+		}
+		enum gw_peer_mode mode = ms && !strcmp(ms, "refer")   ? GW_PEER_REFER
+					 : ms && !strcmp(ms, "proxy") ? GW_PEER_PROXY
+								      : GW_PEER_NONE;
+		if (mode == GW_PEER_NONE)
+			return perr(name, mk, err, "'%s' for role '%s' is not a mode; expected refer, proxy or fallback",
+				    ms ? ms : "", rn);
+		if (ps->role[r].mode != GW_PEER_NONE)
+			return perr(name, mk, err, "role '%s' has both refer and proxy; expected one", rn);
+		int pi = -1;
+		for (size_t i = 0; pn && i < ps->n; i++)
+			if (!strcmp(ps->v[i].name, pn))
+				pi = (int)i;
+		if (pi < 0)
+			return perr(name, at(mv, mk), err, "role '%s' names peer '%s'; expected a peer declared under peers:",
+				    rn, pn ? pn : "");
+		if (c->roles[r].feasible)
+			return perr(name, k, err,
+				    "role '%s' is feasible on this box (profile '%s') and served here; expected %s only for a role this box does not serve",
+				    rn, c->profile, ms);
+		if (mode == GW_PEER_PROXY && !ps->v[pi].key)
+			return perr(name, mv, err,
+				    "role '%s' is proxied to peer '%s', which has no key_file; expected the key that peer accepts",
+				    rn, pn);
+		ps->role[r].mode = mode;
+		ps->role[r].peer = pi;
+	}
+	if (fk && ps->role[r].mode == GW_PEER_REFER)
+		return perr(name, fk, err, "role '%s' is referred and has a fallback; expected fallback only "
+			    "for a role served here or proxied", rn);
+	if (fk && parse_fallbacks(ps, c, r, fk, fv, name, err) < 0)
+		return -1;
 	int line, col;
 	mark(k, &line, &col);
-	ps->role[r].mode = mode;
-	ps->role[r].peer = pi;
 	ps->role[r].source = xasprintf("%s:%d:%d", name, line, col);
 	return 0;
 }
@@ -356,6 +437,12 @@ const struct gw_peer *gw_role_proxy_peer(const struct gw_config *c, int role)
 	    c->peers->role[role].mode != GW_PEER_PROXY)
 		return NULL;
 	return &c->peers->v[c->peers->role[role].peer];
+}
+
+const struct gw_fallback *gw_role_fallbacks(const struct gw_config *c, int role, size_t *n)
+{
+	*n = c->peers && role >= 0 && role < ROLE__COUNT ? c->peers->role[role].n_fb : 0;
+	return *n ? c->peers->role[role].fb : NULL;
 }
 
 const char *gw_box_name(const struct gw_config *c)

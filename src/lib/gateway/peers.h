@@ -15,6 +15,13 @@
  *   roles:
  *     hand: {proxy: spark}
  *     senses: {refer: orin}
+ *     cortex: {fallback: [{port: 8011}, spark]}
+ *
+ * `fallback:` (a role served here or proxied) is an ordered list of where
+ * else the role is tried when its primary refuses the connection or answers
+ * 5xx before its first byte: a peer's gateway (its same role, asked for
+ * this role's checkpoint id so it never substitutes another model) or
+ * another replica of the role's engine on this box ({port: N}, loopback).
  *
  * A feasible local role is never sent away: refer/proxy of one is a load
  * error with its position. A proxy hop carries GW_HOP_HEADER; a request
@@ -28,6 +35,14 @@
 #define GW_HOP_HEADER "X-Lobes-Hop"
 
 enum gw_peer_mode { GW_PEER_NONE, GW_PEER_REFER, GW_PEER_PROXY };
+
+#define GW_FALLBACK_MAX 8
+
+struct gw_fallback {
+	int peer;     /* index in gw_peers.v; -1: a replica on this box */
+	int port;     /* the replica's loopback port (peer -1) */
+	char *source; /* "DIR/peers.yaml:L:C" of the entry */
+};
 
 struct gw_peer {
 	char *name;
@@ -46,6 +61,8 @@ struct gw_peers {
 		enum gw_peer_mode mode;
 		int peer; /* index in v, -1 for none */
 		char *source;
+		struct gw_fallback fb[GW_FALLBACK_MAX]; /* in order */
+		size_t n_fb;
 	} role[ROLE__COUNT];
 };
 
@@ -60,6 +77,8 @@ void gw_peers_free(struct gw_peers *p);
 int gw_peers_load(struct gw_config *c, struct err **err);
 /* The peer a role is proxied to (NULL: not proxied). */
 const struct gw_peer *gw_role_proxy_peer(const struct gw_config *c, int role);
+/* Role's fallbacks, in order (*n 0: none). */
+const struct gw_fallback *gw_role_fallbacks(const struct gw_config *c, int role, size_t *n);
 /* This box's name (for the hop header and the fleet table). */
 const char *gw_box_name(const struct gw_config *c);
 

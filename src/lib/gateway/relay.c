@@ -137,6 +137,9 @@ bool relay_known_down(struct req *q, struct MHD_Connection *c, struct upstream_s
 	return true;
 }
 
+static bool failover_next(struct req *q, struct MHD_Connection *c, const char *why,
+			  enum MHD_Result *rc);
+
 /* Answer from the relay's state, or suspend until it changes. */
 enum MHD_Result relay_respond(struct req *q, struct MHD_Connection *c)
 {
@@ -150,7 +153,9 @@ enum MHD_Result relay_respond(struct req *q, struct MHD_Connection *c)
 	bool got_all = r->head && r->whole && (long long)r->data.len >= r->content_length;
 	/* a peer's answer goes through the checks below (its 401 is not the caller's) */
 	bool complete = got_all && !gw_role_proxy_peer(q->cfg, q->role);
-	if (!r->done && (!r->head || (r->whole && !got_all))) {
+	/* a 5xx head with a fallback left: wait for its end, then try the next */
+	bool again = r->head && r->status >= 500 && failover_left(q);
+	if (!r->done && (!r->head || again || (r->whole && !got_all))) {
 		r->suspended = true;
 		MHD_suspend_connection(c);
 		pthread_mutex_unlock(&r->mu);
@@ -161,22 +166,39 @@ enum MHD_Result relay_respond(struct req *q, struct MHD_Connection *c)
 		bool stalled = r->stalled;
 		_cleanup_free_ char *why = xstrdup(*r->errbuf ? r->errbuf : curl_easy_strerror(res));
 		pthread_mutex_unlock(&r->mu);
+		enum MHD_Result frc; /* refused: the next fallback (a timeout is not retried) */
+		if (res == CURLE_COULDNT_CONNECT && failover_next(q, c, why, &frc))
+			return frc;
 		struct proxy_err pe; /* peers.yaml: a proxied role names the peer */
 		_cleanup_free_ char *fb = xasprintf("it sent no answer within the first-byte timeout "
 						    "(%d s, LOBES_GATEWAY_FIRST_BYTE_TIMEOUT)",
 						    q->cfg->first_byte_timeout_s);
-		if (proxy_err_down(q->cfg, q->role, stalled ? fb : why, &pe))
+		if (!q->target && proxy_err_down(q->cfg, q->role, stalled ? fb : why, &pe))
 			return req_proxy_err(q, c, &pe);
-		_cleanup_free_ char *m = xasprintf(
-			"the engine of role '%s' (127.0.0.1:%d) is unavailable: %s",
-			role_name((enum role_id)q->role), q->cfg->roles[q->role].port,
-			stalled ? fb : why);
+		char by[160];
+		failover_served_by(q, by, sizeof(by));
+		_cleanup_free_ char *m = q->target
+			? xasprintf("role '%s' is unavailable: %s; %s: %s", role_name((enum role_id)q->role),
+				    q->tried, by, stalled ? fb : why)
+			: xasprintf("the engine of role '%s' (127.0.0.1:%d) is unavailable: %s",
+				    role_name((enum role_id)q->role), q->cfg->roles[q->role].port,
+				    stalled ? fb : why);
 		json_t *extra = json_pack("{s:s}", "role", role_name((enum role_id)q->role));
 		const char *h[] = { "Retry-After", GW_RETRY_AFTER, NULL };
 		enum MHD_Result rc = req_error(q, c, 503, "backend_unavailable", "backend_unavailable",
 					       m, extra, h);
 		json_decref(extra);
 		return rc;
+	}
+	if (again) { /* r->done: nothing of it reached the client */
+		long st = r->status;
+		pthread_mutex_unlock(&r->mu);
+		char why[32];
+		snprintf(why, sizeof(why), "HTTP %ld", st);
+		enum MHD_Result frc;
+		if (failover_next(q, c, why, &frc))
+			return frc;
+		pthread_mutex_lock(&r->mu);
 	}
 	if (complete) {
 		/* the whole body is here: one buffer response */
@@ -189,6 +211,7 @@ enum MHD_Result relay_respond(struct req *q, struct MHD_Connection *c)
 		r->rd = r->data.len;
 		pthread_mutex_unlock(&r->mu);
 		req_trace_answer(q, resp);
+		failover_answer_header(q, resp);
 		enum MHD_Result rc = MHD_queue_response(c, (unsigned)st, resp);
 		MHD_destroy_response(resp);
 		q->status = (int)st;
@@ -208,6 +231,7 @@ enum MHD_Result relay_respond(struct req *q, struct MHD_Connection *c)
 	if (ct)
 		MHD_add_response_header(resp, "Content-Type", ct);
 	req_trace_answer(q, resp);
+	failover_answer_header(q, resp);
 	if (ct && !strncmp(ct, "text/event-stream", 17))
 		MHD_add_response_header(resp, "Cache-Control", "no-cache");
 	if (peer && (status == 503 || status == 429))
@@ -219,9 +243,11 @@ enum MHD_Result relay_respond(struct req *q, struct MHD_Connection *c)
 	return rc;
 }
 
-enum MHD_Result relay_start(struct req *q, struct MHD_Connection *c, struct gw_route *rt)
+/* Start the relay of q to q->target with body (taken; charged: its bytes
+ * charged to the buffer budget) and answer or suspend from its state. */
+static enum MHD_Result relay_launch(struct req *q, struct MHD_Connection *c, char *body, size_t len,
+				    size_t charged)
 {
-	const struct gw_role *gr = &q->cfg->roles[rt->role];
 	struct relay *r = xcalloc(1, sizeof(*r));
 	r->kind = XFER_RELAY;
 	pthread_mutex_init(&r->mu, NULL);
@@ -232,24 +258,18 @@ enum MHD_Result relay_start(struct req *q, struct MHD_Connection *c, struct gw_r
 	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 	r->client_fd = ci ? ci->connect_fd : -1;
 	snprintf(r->id, sizeof(r->id), "%s", q->id);
-	r->role = rt->role;
-	r->stream = rt->stream;
+	r->role = q->role;
+	r->stream = q->stream;
 	r->content_length = -1;
 	r->read_timeout_s = q->cfg->read_timeout_s;
 	r->first_byte_timeout_s = q->cfg->first_byte_timeout_s;
 	buf_init(&r->data, 0);
 	r->max_buffered = q->cfg->max_buffered;
-	if (rt->body) {
-		r->body = TAKE_PTR(rt->body);
-		r->body_len = rt->body_len;
-	} else {
-		r->body_len = q->body.len;
-		r->body = buf_take(&q->body);
-		r->charged = q->charged; /* the relay gives it back when freed */
-		q->charged = 0;
-	}
-	const struct gw_peer *peer = gw_role_proxy_peer(q->cfg, rt->role);
-	r->url = peer ? proxy_url(peer, q->path) : xasprintf("http://127.0.0.1:%d%s", gr->port, q->path);
+	r->body = body;
+	r->body_len = len;
+	r->charged = charged; /* the relay gives it back when freed */
+	const struct gw_peer *peer;
+	r->url = failover_url(q, &peer); /* the primary, or the fallback tried now */
 	if (peer)
 		r->hdrs = proxy_headers(r->hdrs, q->cfg, peer); /* never the caller's key */
 	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
@@ -287,4 +307,43 @@ enum MHD_Result relay_start(struct req *q, struct MHD_Connection *c, struct gw_r
 	q->state = R_WAIT;
 	upstream_submit(q->up, r);
 	return relay_respond(q, c);
+}
+
+enum MHD_Result relay_start(struct req *q, struct MHD_Connection *c, struct gw_route *rt)
+{
+	q->stream = rt->stream;
+	size_t charged = 0, len;
+	char *body;
+	if (rt->body) {
+		body = TAKE_PTR(rt->body);
+		len = rt->body_len;
+	} else {
+		len = q->body.len;
+		body = buf_take(&q->body);
+		charged = q->charged;
+		q->charged = 0;
+	}
+	failover_keep(q, body, len); /* a copy, when the role has fallbacks */
+	return relay_launch(q, c, body, len, charged);
+}
+
+/* q's target failed before a byte reached the client (why): drop its ended
+ * relay and start the next fallback. False when none is left. */
+static bool failover_next(struct req *q, struct MHD_Connection *c, const char *why,
+			  enum MHD_Result *rc)
+{
+	if (!failover_left(q))
+		return false;
+	failover_note(q, why);
+	struct relay *old = q->relay;
+	pthread_mutex_lock(&old->mu);
+	old->detached = true;
+	pthread_mutex_unlock(&old->mu);
+	relay_unref(old); /* it has ended: the upstream side let go already */
+	q->relay = NULL;
+	q->target++;
+	size_t len;
+	char *body = failover_body(q, &len);
+	*rc = relay_launch(q, c, body, len, 0);
+	return true;
 }

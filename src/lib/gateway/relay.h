@@ -51,6 +51,12 @@ struct req {
 	const struct gw_key *key;     /* the API key it carries (in cfg), NULL: none */
 	struct gw_keyuse_ent *ku;     /* its use entry (keycheck.c), NULL: no keys */
 	bool ku_held, key_denied;     /* holds an open slot of the key; 403 */
+	bool stream;           /* "stream": true */
+	/* failover.c: 0 the primary, k the role's k-th fallback (peers.yaml) */
+	int target;
+	char *fb_body;         /* the body kept for a fallback (NULL: the role has none) */
+	size_t fb_len;
+	char tried[384];       /* "BOX/ROLE: why; ..." of the targets that failed */
 };
 
 /* ---- answer.c: answers the gateway gives itself ---- */
@@ -84,6 +90,23 @@ void req_trace_answer(const struct req *q, struct MHD_Response *r);
 /* The trace id of the access line into id ("" when none); free what
  * intake kept. */
 void req_trace_log(struct req *q, char id[33]);
+
+/* ---- failover.c: the targets of a relay, in order ---- */
+
+/* Is there a fallback left to try (and a body kept for it)? */
+bool failover_left(const struct req *q);
+/* Keep a copy of the body when q's role has fallbacks. */
+void failover_keep(struct req *q, const char *body, size_t len);
+/* The body for q->target (owned): a peer gets the checkpoint id as model. */
+char *failover_body(const struct req *q, size_t *len);
+/* The URL of q->target; *peer the peer it is at (NULL: this box). */
+char *failover_url(const struct req *q, const struct gw_peer **peer);
+/* BOX/ROLE, BOX/ROLE:PORT or PEER/ROLE of q->target. */
+void failover_served_by(const struct req *q, char *out, size_t n);
+/* Add X-Lobes-Served-By to a relayed answer. */
+void failover_answer_header(const struct req *q, struct MHD_Response *r);
+/* Note in q->tried that q->target failed (why). */
+void failover_note(struct req *q, const char *why);
 
 /* ---- relay.c ---- */
 

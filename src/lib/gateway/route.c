@@ -423,6 +423,20 @@ out:
 	return rc;
 }
 
+char *gw_body_with_model(const char *body, size_t len, const char *model, size_t *out_len)
+{
+	json_t *j = json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL);
+	if (!j || !json_is_object(j)) {
+		json_decref(j);
+		return NULL;
+	}
+	struct gw_route r = { 0 };
+	rewrite_model(body, len, j, model, &r);
+	json_decref(j);
+	*out_len = r.body_len;
+	return r.body;
+}
+
 int gw_route_model(const struct gw_config *c, enum gw_endpoint ep, const char *model,
 		   struct gw_route *out)
 {

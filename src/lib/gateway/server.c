@@ -131,6 +131,10 @@ static bool not_ready(struct gateway *g, struct req *q, struct MHD_Connection *c
 			*rc = req_proxy_err(q, c, &pe);
 		return down;
 	}
+	size_t n_fb;
+	gw_role_fallbacks(q->cfg, rt->role, &n_fb);
+	if (n_fb && __atomic_load_n(&g->eng.health[rt->role], __ATOMIC_RELAXED) == HEALTH_NO_CONNECT)
+		return false; /* refusing: the relay is refused at once and fails over (failover.c) */
 	down = relay_known_down(q, c, &g->eng, rt->role, rc);
 	long long now = (long long)gw_now_ms();
 	if (down && now - __atomic_load_n(&g->eng.last_kick, __ATOMIC_RELAXED) > 1000) {
@@ -365,11 +369,18 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		.alias = q->alias,
 		.key = q->ku ? q->ku->name : NULL, /* its name (none, unknown), never its value */
 	};
+	char by[160] = ""; /* who answered, and what failed before it (failover.c) */
+	if (q->relay) {
+		failover_served_by(q, by, sizeof(by));
+		a.served_by = by;
+		a.failed_over = *q->tried ? q->tried : NULL;
+	}
 	char *line = gw_access_format(&a);
 	gw_log_text(&g->log, line);
 	free(line);
 	gw_config_unref(q->cfg);
 	buf_free(&q->body);
+	free(q->fb_body);
 	upstream_budget_give(&g->eng, q->charged);
 	free(q->path);
 	free(q);
