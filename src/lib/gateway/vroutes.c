@@ -23,7 +23,7 @@
  */
 #include <string.h>
 
-#include "../knowledge/vllm.h"
+#include "../knowledge/knowledge.h"
 #include "../util/cleanup.h"
 #include "../util/strv.h"
 #include "gateway.h"
