@@ -28,8 +28,8 @@ is "$code" 200 "a chat is relayed to the engine, not to the proxy"
 line() { grep "\"path\":\"$1\"" "$GW_ERR" | tail -1; }
 gw_wait_for line /v1/chat/completions >/dev/null
 like "$(line /v1/chat/completions)" \
-	'^\{"id":"gw-[0-9a-f]+","method":"POST","path":"/v1/chat/completions","role":"cortex","status":200,"bytes":[1-9][0-9]*,"outcome":"ok","upstream_ms":[0-9.e-]+,"total_ms":[0-9.e-]+\}$' \
-	"its access line: every key, in order"
+	'^\{"id":"gw-[0-9a-f]+","method":"POST","path":"/v1/chat/completions","role":"cortex","status":200,"bytes":[1-9][0-9]*,"outcome":"ok","upstream_ms":[0-9.e-]+,"total_ms":[0-9.e-]+,"served_by":"thor/cortex"\}$' \
+	"its access line: every key, in order (served_by: who answered, docs/peers.md)"
 gw GET '/v1/%FF%FE/x'
 is "$code" 404 "a path that is not UTF-8: 404"
 gw_wait_for line '/v1/??/x' >/dev/null
