@@ -384,6 +384,23 @@ static void test_meminfo_and_drop_caches(void **state)
 	assert_int_equal(drop_caches(&e), 0);
 	_cleanup_free_ char *got = fs_read(dc, 64, NULL, NULL);
 	assert_string_equal(got, "3\n");
+	/* a drop_caches that takes no write (a full device): the error */
+	assert_int_equal(unlink(dc), 0);
+	assert_int_equal(symlink("/dev/full", dc), 0);
+	assert_int_equal(drop_caches(&e), -1);
+	assert_string_contains(e->msg, "drop caches: write");
+	err_free(e);
+	e = NULL;
+	/* no /proc/meminfo at all: -1 and the reason, *bytes untouched
+	 * (kills memory.c's "return -1" on a failed read becoming 0) */
+	assert_int_equal(unlink(mi), 0);
+	b = 7;
+	assert_int_equal(meminfo_field("MemTotal", &b, &e), -1);
+	assert_non_null(e);
+	_cleanup_free_ char *want = xasprintf("open '%s': No such file or directory", mi);
+	assert_string_equal(e->msg, want);
+	assert_int_equal(b, 7);
+	err_free(e);
 	unsetenv("LOBES_SYSROOT");
 	rmtree(d);
 }
