@@ -86,13 +86,13 @@ static int list(struct ctx *ctx)
 /* After a change: SIGHUP to the deploy dir's own gateway, if one runs. */
 static const char *reload(const char *dir)
 {
-	struct gwproc p = { 0 };
+	struct bgproc p = { 0 };
 	struct err *e = NULL;
 	const char *what = "none";
-	if (gwproc_read(&p, dir, &e) == 0 && p.pid > 0)
-		what = gwproc_reload(&p, &e) == 0 ? "sent" : "failed";
+	if (bgproc_read(&p, dir, BGPROC_GATEWAY, &e) == 0 && p.pid > 0)
+		what = bgproc_reload(&p, &e) == 0 ? "sent" : "failed";
 	err_free(e);
-	gwproc_free(&p);
+	bgproc_free(&p);
 	return what;
 }
 
