@@ -245,11 +245,8 @@ static enum MHD_Result on_head(struct gateway *g, struct req *q, struct MHD_Conn
 		return rc;
 	bool method_ok;
 	q->ep = gw_endpoint_of(method, url, &method_ok);
-	if (q->ep == GW_EP_NONE)
-		q->early = EARLY_NOT_FOUND;
-	else if (!method_ok)
-		q->early = EARLY_METHOD;
-	else
+	q->early = q->ep == GW_EP_NONE ? EARLY_NOT_FOUND : !method_ok ? EARLY_METHOD : EARLY_NONE;
+	if (!q->early) /* the key: 401 kept for the end of the body (keycheck.c) */
 		gw_key_intake(g, q, c, gw_endpoint_needs_key(q->cfg, q->ep));
 	if (q->early || !gw_endpoint_proxied(q->ep))
 		return MHD_YES;
