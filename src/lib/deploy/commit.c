@@ -57,9 +57,11 @@ static json_t *journal_load(const char *dir, struct err **err)
 	json_t *j = json_loads(text, 0, &je);
 	json_t *r = json_object_get(j, "renames");
 	if (!json_is_array(r)) {
+		/* JSON that parsed has no error position (jansson leaves -1): the
+		 * document's start is where the list is missing */
 		err_set(err, EXIT_CONFIG, "%s:%d:%d: %s; expected the journal lobes writes "
-			"({\"version\": 1, \"renames\": [[TEMP, NAME], ...]})", p, je.line, je.column,
-			j ? "no 'renames' list" : je.text);
+			"({\"version\": 1, \"renames\": [[TEMP, NAME], ...]})", p, j ? 1 : je.line,
+			j ? 1 : je.column, j ? "no 'renames' list" : je.text);
 		json_decref(j);
 		return NULL;
 	}
