@@ -60,16 +60,22 @@ char *image_ref_problem(const char *ref)
 		return xstrdup("empty; expected name@sha256:<64 hex digits>");
 	if (image_ref_pinned(ref))
 		return NULL;
+	/* each reason reads after "image 'REF' is " */
 	const char *at = strchr(ref, '@');
+	if (strpbrk(ref, " \t"))
+		return xstrdup("a reference with a space in it; expected name@sha256:<64 hex digits>");
 	if (!at)
 		return xstrdup("not pinned: a tag can move; expected name@sha256:<64 hex digits>");
+	if (at == ref)
+		return xstrdup("a digest without an image name; expected name@sha256:<64 hex digits>");
 	if (!str_starts_with(at + 1, "sha256:"))
-		return xstrdup("the digest is not sha256:<64 hex digits>");
+		return xstrdup("pinned by a digest that is not sha256; expected name@sha256:<64 hex digits>");
 	size_t n = hex_run(at + 8);
 	if (n < 64 && !at[8 + n])
 		return xasprintf("a digest prefix (%zu of the 64 hex digits), which Docker rejects; expected "
 				 "the full digest", n);
-	return xstrdup("the digest is not sha256:<64 lower-case hex digits>");
+	return xstrdup("pinned by a digest that is not 64 lower-case hex digits; expected "
+		       "name@sha256:<64 hex digits>");
 }
 
 static bool registry_ok(const char *s)
@@ -96,7 +102,7 @@ int image_parse(const struct pctx *c, struct fy_node *root, struct vimage *out, 
 	    ystr(c, root, NULL, "description", w, false, "a sentence", &out->description, err) < 0)
 		return -1;
 	struct yval gv = map_find(root, "registry");
-	struct vllm_reg reg;
+	struct vllm_reg reg = { 0 }; /* freed below whether or not it was loaded */
 	struct err *e = NULL;
 	int rc = registry_ok(out->registry) ? vllm_reg_load(&reg, out->registry, &e) : -1;
 	vllm_reg_free(&reg);

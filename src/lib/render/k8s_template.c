@@ -11,21 +11,6 @@
 #include "../util/cleanup.h"
 #include "render_int.h"
 
-static int int_at(struct fy_node *root, const char *path, const char *file, long lo, long hi,
-		  int *out, struct err **err)
-{
-	_cleanup_free_ char *v = template_scalar(root, path, file, err);
-	if (!v)
-		return -1;
-	char *end;
-	long n = strtol(v, &end, 10);
-	if (!*v || *end || n < lo || n > hi)
-		return err_set(err, EXIT_CONFIG, "%s: '%s' is '%s'; expected a whole number %ld-%ld",
-			       file, path, v, lo, hi);
-	*out = (int)n;
-	return 0;
-}
-
 int k8s_template_parse(struct k8s_template *kt, const char *name, const char *text, size_t len,
 		       struct err **err)
 {
@@ -45,8 +30,8 @@ int k8s_template_parse(struct k8s_template *kt, const char *name, const char *te
 	for (size_t i = 0; i < ARRAY_SIZE(s); i++)
 		if (!(*s[i].dst = template_scalar(root, s[i].path, name, err)))
 			goto out;
-	if (int_at(root, "/gateway_port", name, 1, 65535, &kt->gateway_port, err) < 0 ||
-	    int_at(root, "/termination_grace_seconds", name, 1, 3600, &kt->grace_seconds, err) < 0)
+	if (template_int(root, "/gateway_port", name, 1, 65535, &kt->gateway_port, err) < 0 ||
+	    template_int(root, "/termination_grace_seconds", name, 1, 3600, &kt->grace_seconds, err) < 0)
 		goto out;
 	rc = 0;
 out:

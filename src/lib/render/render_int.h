@@ -59,6 +59,10 @@ void render_add_sq(struct buf *b, const char *s);
 /* The scalar at path of a template document, copied; NULL with *err
  * ("FILE:L:C: 'path' missing or not a scalar") otherwise (template.c). */
 char *template_scalar(struct fy_node *root, const char *path, const char *file, struct err **err);
+/* The whole number at path, in lo..hi; -1 with "FILE:LINE:COL: 'PATH' is
+ * 'V'; expected a whole number LO-HI" (EXIT_CONFIG) otherwise. */
+int template_int(struct fy_node *root, const char *path, const char *file, long lo, long hi,
+		 int *out, struct err **err);
 
 /* A template document parsed strictly (a mapping at the top; errors
  * "FILE:L:C: ..."), its root in *root; NULL with *err otherwise. */

@@ -4,6 +4,7 @@
  * Parsed strictly with libfyaml; errors name file:line:column.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <libfyaml.h>
 #include <string.h>
 
@@ -16,7 +17,7 @@
 static int node_err(struct err **err, const char *file, struct fy_node *n, const char *what)
 {
 	int line = 1, col = 1;
-	yaml_scalar_mark(n, &line, &col);
+	yaml_node_pos(n, NULL, &line, &col); /* a scalar, or a collection where a scalar belongs */
 	return err_set(err, EXIT_CONFIG, "%s:%d:%d: %s", file, line, col, what);
 }
 
@@ -32,6 +33,24 @@ char *template_scalar(struct fy_node *root, const char *path, const char *file, 
 	size_t len;
 	const char *s = yaml_scalar0(n, &len);
 	return xasprintf("%.*s", (int)len, s);
+}
+
+int template_int(struct fy_node *root, const char *path, const char *file, long lo, long hi,
+		 int *out, struct err **err)
+{
+	_cleanup_free_ char *v = template_scalar(root, path, file, err);
+	if (!v)
+		return -1;
+	char *end;
+	errno = 0;
+	long n = strtol(v, &end, 10);
+	if (!*v || *end || errno || n < lo || n > hi) {
+		_cleanup_free_ char *m = xasprintf("'%s' is '%s'; expected a whole number %ld-%ld", path, v,
+						   lo, hi);
+		return node_err(err, file, fy_node_by_path(root, path, FY_NT, FYNWF_DONT_FOLLOW), m);
+	}
+	*out = (int)n;
+	return 0;
 }
 
 struct fy_document *template_doc(const char *name, const char *text, size_t len,
@@ -78,24 +97,13 @@ int fleet_template_parse(struct fleet_template *t, const char *name, const char 
 	    !(t->hc_timeout = template_scalar(root, "/healthcheck/timeout", name, err)) ||
 	    !(t->hc_start_period = template_scalar(root, "/healthcheck/start_period", name, err)))
 		goto out;
-	char *retries = template_scalar(root, "/healthcheck/retries", name, err);
-	if (!retries)
+	/* compose takes any count of retries; more than 100 is a typo */
+	if (template_int(root, "/healthcheck/retries", name, 0, 100, &t->hc_retries, err) < 0)
 		goto out;
-	t->hc_retries = (int)strtol(retries, NULL, 10);
-	free(retries);
 	for (int r = 0; r < ROLE__COUNT; r++) {
 		_cleanup_free_ char *path = xasprintf("/ports/%s", role_name((enum role_id)r));
-		_cleanup_free_ char *v = template_scalar(root, path, name, err);
-		if (!v)
+		if (template_int(root, path, name, 1, 65535, &t->ports[r], err) < 0)
 			goto out;
-		char *end;
-		long port = strtol(v, &end, 10);
-		if (*end || port < 1 || port > 65535) {
-			node_err(err, name, fy_node_by_path(root, path, FY_NT, FYNWF_DONT_FOLLOW),
-				 "port out of range; expected 1-65535");
-			goto out;
-		}
-		t->ports[r] = (int)port;
 	}
 	rc = 0;
 out:
