@@ -2,11 +2,11 @@
  * test_probe_transport.c — probe_run against a one-connection server on
  * 127.0.0.1 that answers badly in each way tests/cases/probe.t's stand-in
  * does not: it closes without a word, sends a body past the 4 MiB cap,
- * sends part of an answer and then nothing (the timeout, with what
- * arrived), or sends something that is not HTTP. Each is a FAIL of its own
- * kind with its reason, never an error of the run; the run's own refusals
- * (no probes, a timeout that is not positive); the status and failure
- * names.
+ * sends part of an answer or only its head and then nothing (the
+ * timeout, with what arrived), or sends something that is not HTTP. Each
+ * is a FAIL of its own kind with its reason, never an error of the run;
+ * the run's own refusals (no probes, a timeout that is not positive); the
+ * status and failure names.
  */
 #include "testutil.h"
 
@@ -18,7 +18,7 @@
 
 #include "../../src/lib/probe/probe.h"
 
-enum mode { CLOSE, HUGE, PARTIAL, NOT_HTTP };
+enum mode { CLOSE, HUGE, PARTIAL, HEAD_ONLY, NOT_HTTP };
 
 struct server {
 	int lfd, port;
@@ -75,8 +75,11 @@ static void *serve(void *arg)
 		free(junk);
 		break;
 	}
-	case PARTIAL: {
-		const char *r = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{";
+	case PARTIAL:
+	case HEAD_ONLY: {
+		const char *r = s->mode == PARTIAL
+					? "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
+					: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n";
 		send_all(fd, r, strlen(r));
 		/* then nothing, until the client gives up and closes */
 		char c;
@@ -154,6 +157,11 @@ static void test_incomplete_answer(void **state)
 	assert_int_equal(p.failure, PF_TIMEOUT);
 	assert_string_equal(p.reason, "timed out after 5 s: the answer was incomplete (HTTP 200, 1 bytes)");
 	assert_int_equal(p.http_status, 200);
+	probe_free(&p);
+	/* the head and no byte of the body: still an answer, not "no answer" */
+	probe_against(HEAD_ONLY, 5, &p);
+	assert_int_equal(p.failure, PF_TIMEOUT);
+	assert_string_equal(p.reason, "timed out after 5 s: the answer was incomplete (HTTP 200, 0 bytes)");
 	probe_free(&p);
 }
 
