@@ -86,14 +86,6 @@ const struct profile *knowledge_profile(const struct knowledge *k, const char *n
 	return NULL;
 }
 
-const struct family *knowledge_family(const struct knowledge *k, const char *name)
-{
-	for (size_t i = 0; k && name && i < k->n_families; i++)
-		if (strcmp(k->families[i].name, name) == 0)
-			return &k->families[i];
-	return NULL;
-}
-
 void knowledge_free(struct knowledge *k)
 {
 	if (!k)

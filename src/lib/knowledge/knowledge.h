@@ -257,7 +257,6 @@ void knowledge_free(struct knowledge *k);
 const struct card *knowledge_card(const struct knowledge *k, const char *name);
 const struct trait *knowledge_trait(const struct knowledge *k, const char *name);
 const struct profile *knowledge_profile(const struct knowledge *k, const char *name);
-const struct family *knowledge_family(const struct knowledge *k, const char *name);
 /* The image whose ref equals ref, or NULL (an unrecorded image). */
 const struct vimage *knowledge_image(const struct knowledge *k, const char *ref);
 

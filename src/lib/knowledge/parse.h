@@ -110,8 +110,6 @@ int yrole_knobs(const struct pctx *c, struct yval v, struct role_spec *rs, struc
 int yroles(const struct pctx *c, struct fy_node *m, struct fy_node *mkey, const char *where,
 	   struct role_spec out[ROLE__COUNT], struct err **err);
 
-size_t strv_len(char **v);
-
 void evidence_free(struct evidence *e, size_t n);
 void role_spec_free(struct role_spec *rs);
 void card_free(struct card *c);

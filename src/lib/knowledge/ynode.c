@@ -85,14 +85,6 @@ char *join_comma(const char *const *words)
 	return join(words, ", ");
 }
 
-size_t strv_len(char **v)
-{
-	size_t n = 0;
-	while (v && v[n])
-		n++;
-	return n;
-}
-
 /* ---- node access ------------------------------------------------------ */
 
 bool ynull(struct fy_node *n)
