@@ -10,7 +10,9 @@
  * says (ports and memory shares out of range refused with the key names,
  * the bring-up order from LOBES_ORDER with unknown, repeated and
  * infeasible names skipped), the start-up phase read from a boot log, and
- * the URL a bind address is reached at.
+ * the URL a bind address is reached at. The boot logs' store: only
+ * NNNNNN.log names listed, in order, past its first 16; a logs path that
+ * is a file; reopening or reading a boot that is not there.
  */
 #include "testutil.h"
 
@@ -19,6 +21,7 @@
 
 #include "../../src/lib/runtime/engine_api.h"
 #include "../../src/lib/runtime/fleet.h"
+#include "../../src/lib/runtime/logstore.h"
 #include "../../src/lib/util/fs.h"
 
 static void test_parse_time(void **state)
@@ -343,6 +346,74 @@ static void test_url_for_bind(void **state)
 	}
 }
 
+static void test_logstore_edges(void **state)
+{
+	(void)state;
+	char *d = xstrdup("/tmp/lobes-rtlogs.XXXXXX");
+	assert_non_null(mkdtemp(d));
+	_cleanup_free_ char *rd = logstore_role_dir(d, "hand");
+	assert_int_equal(fs_mkdirs(rd, 0700, NULL), 0);
+	/* 20 boots written out of order, and names that are not boots */
+	for (unsigned i = 20; i >= 1; i--) {
+		_cleanup_free_ char *p = xasprintf("%s/%06u.log", rd, i * 3);
+		assert_int_equal(fs_write_atomic(p, "x\n", 2, 0600, NULL), 0);
+	}
+	const char *junk[] = { "000000.log", "1.log", "0000001.log", "00000a.log", "000003.log.1",
+			       "000004.txt", "000005.logx" };
+	for (size_t i = 0; i < sizeof(junk) / sizeof(junk[0]); i++) {
+		_cleanup_free_ char *p = xasprintf("%s/%s", rd, junk[i]);
+		assert_int_equal(fs_write_atomic(p, "y\n", 2, 0600, NULL), 0);
+	}
+	unsigned *nos = NULL;
+	size_t n = 0;
+	struct err *e = NULL;
+	assert_int_equal(logstore_list(d, "hand", &nos, &n, &e), 0);
+	assert_int_equal(n, 20);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(nos[i], (unsigned)(3 * (i + 1)));
+	free(nos);
+	/* no logs for a role: none, not an error */
+	assert_int_equal(logstore_list(d, "cortex", &nos, &n, &e), 0);
+	assert_int_equal(n, 0);
+	assert_null(nos);
+	/* a role's logs path that is a file */
+	_cleanup_free_ char *sd = logstore_role_dir(d, "senses");
+	assert_int_equal(fs_write_atomic(sd, "", 0, 0600, NULL), 0);
+	assert_int_equal(logstore_list(d, "senses", &nos, &n, &e), -1);
+	_cleanup_free_ char *want = xasprintf("open '%s': Not a directory", sd);
+	assert_string_equal(e->msg, want);
+	assert_int_equal(e->code, EXIT_RUNTIME);
+	err_free(e);
+	e = NULL;
+	/* reopen: a boot that is there, with the default caps; one that is not */
+	struct logstore_boot b;
+	assert_int_equal(logstore_reopen(&b, d, "hand", 6, 0, 0, &e), 0);
+	assert_int_equal(b.part_cap, LOGSTORE_PART_BYTES);
+	assert_int_equal(b.keep, LOGSTORE_BOOTS);
+	assert_int_equal(b.size, 2);
+	assert_int_equal(logstore_write(&b, "more\n", 5, &e), 0);
+	logstore_end(&b);
+	size_t len = 0;
+	_cleanup_free_ char *text = logstore_read(d, "hand", 6, &len, &e);
+	assert_string_equal(text, "x\nmore\n");
+	assert_int_equal(len, 7);
+	/* the older part is read first */
+	_cleanup_free_ char *t3 = logstore_read(d, "hand", 3, NULL, &e);
+	assert_string_equal(t3, "y\nx\n");
+	assert_int_equal(logstore_reopen(&b, d, "hand", 7, 0, 0, &e), -1);
+	_cleanup_free_ char *w7 = xasprintf("open '%s/000007.log': No such file or directory", rd);
+	assert_string_equal(e->msg, w7);
+	err_free(e);
+	e = NULL;
+	assert_int_equal(b.fd, -1);
+	assert_null(logstore_read(d, "hand", 7, NULL, &e));
+	assert_non_null(e);
+	err_free(e);
+	_cleanup_free_ char *cmd = xasprintf("rm -rf '%s'", d);
+	assert_int_equal(system(cmd), 0);
+	free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -354,6 +425,7 @@ int main(void)
 		cmocka_unit_test(test_fleet_load),
 		cmocka_unit_test(test_log_phase),
 		cmocka_unit_test(test_url_for_bind),
+		cmocka_unit_test(test_logstore_edges),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
