@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../src/lib/runtime/gateway_proc.h"
+#include "../../src/lib/runtime/bgproc.h"
 #include "../../src/lib/util/fs.h"
 
 static char *mkdir_tmp(void)
@@ -35,45 +35,45 @@ static void test_pid_file_not_a_gateway(void **state)
 {
 	(void)state;
 	_cleanup_free_ char *d = mkdir_tmp();
-	struct gwproc g;
+	struct bgproc g;
 	struct err *e = NULL;
 	/* no pid file: none running, not stale */
-	assert_int_equal(gwproc_read(&g, d, &e), 0);
+	assert_int_equal(bgproc_read(&g, d, BGPROC_GATEWAY, &e), 0);
 	assert_int_equal(g.pid, 0);
 	assert_false(g.stale);
 	_cleanup_free_ char *pf = xstrdup(g.pid_file);
-	gwproc_free(&g);
+	bgproc_free(&g);
 	_cleanup_free_ char *mine = xasprintf("%d\n", (int)getpid());
 	const char *bad[] = { "abc", "1", "0", "-5", "99999999999", "", "12x", mine };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		put(pf, bad[i]);
-		assert_int_equal(gwproc_read(&g, d, &e), 0);
+		assert_int_equal(bgproc_read(&g, d, BGPROC_GATEWAY, &e), 0);
 		if (g.pid != 0 || !g.stale)
 			fail_msg("pid file '%s': pid %d stale %d", bad[i], (int)g.pid, g.stale);
-		gwproc_free(&g);
+		bgproc_free(&g);
 	}
 	/* reload with no gateway running */
-	assert_int_equal(gwproc_read(&g, d, &e), 0);
-	assert_int_equal(gwproc_reload(&g, &e), -1);
+	assert_int_equal(bgproc_read(&g, d, BGPROC_GATEWAY, &e), 0);
+	assert_int_equal(bgproc_reload(&g, &e), -1);
 	assert_string_equal(e->msg, "reload the gateway (pid 0): not running");
 	assert_int_equal(e->code, EXIT_RUNTIME);
 	err_free(e);
 	e = NULL;
 	/* stop with none: nothing to do */
 	bool killed = true;
-	assert_int_equal(gwproc_stop(&g, 100, &killed, &e), 0);
+	assert_int_equal(bgproc_stop(&g, 100, &killed, &e), 0);
 	assert_false(killed);
 	/* a pid that is not ours, given to stop: left alone, the pid file
 	 * naming it removed */
 	put(pf, mine);
 	g.pid = getpid();
-	assert_int_equal(gwproc_stop(&g, 100, &killed, &e), 0);
+	assert_int_equal(bgproc_stop(&g, 100, &killed, &e), 0);
 	assert_int_equal(g.pid, 0);
 	assert_false(fs_exists(pf));
-	gwproc_free(&g);
+	bgproc_free(&g);
 	/* no such dir */
 	_cleanup_free_ char *gone = xasprintf("%s/nosuch", d);
-	assert_int_equal(gwproc_read(&g, gone, &e), -1);
+	assert_int_equal(bgproc_read(&g, gone, BGPROC_GATEWAY, &e), -1);
 	_cleanup_free_ char *want = xasprintf("deploy dir '%s': No such file or directory", gone);
 	assert_string_equal(e->msg, want);
 	err_free(e);
@@ -124,23 +124,23 @@ static void test_stand_in_gateway(void **state)
 	_cleanup_free_ char *apf = xasprintf("%s/gateway.pid", abs);
 	for (int deaf = 0; deaf <= 1; deaf++) {
 		pid_t c = stand_in(apf, deaf);
-		struct gwproc g;
+		struct bgproc g;
 		struct err *e = NULL;
-		assert_int_equal(gwproc_read(&g, d, &e), 0);
+		assert_int_equal(bgproc_read(&g, d, BGPROC_GATEWAY, &e), 0);
 		assert_int_equal(g.pid, c);
 		assert_false(g.stale);
-		assert_int_equal(gwproc_reload(&g, &e), 0); /* SIGHUP, ignored: still there */
+		assert_int_equal(bgproc_reload(&g, &e), 0); /* SIGHUP, ignored: still there */
 		assert_int_equal(kill(c, 0), 0);
 		bool killed = !deaf;
 		/* deaf: SIGTERM is ignored, so after the bound it is killed */
-		assert_int_equal(gwproc_stop(&g, deaf ? 300 : 60000, &killed, &e), 0);
+		assert_int_equal(bgproc_stop(&g, deaf ? 300 : 60000, &killed, &e), 0);
 		assert_null(e);
 		assert_int_equal(killed, deaf);
 		assert_int_equal(g.pid, 0);
 		assert_false(fs_exists(pf));
 		/* reaped by the stop: no such child any more */
 		assert_int_equal(waitpid(c, NULL, WNOHANG), -1);
-		gwproc_free(&g);
+		bgproc_free(&g);
 	}
 	rmdir(d);
 }
