@@ -3,7 +3,8 @@
 # into a cache outside the tree) against the gateway, as a client of the
 # front door would use it: models, chat, a stream, a tool call, embeddings,
 # the gateway's error answers mapped to the SDK's error classes (401, 404,
-# 503; 403 and 429 with named keys), and 100 sequential calls reusing their
+# 503; 403 and 429 with a named key and its limit, with the rate-limit
+# headers), and 100 sequential calls reusing their
 # connection (keep-alive on every answer): as many connections as the same
 # calls straight to the engine. The checks are in
 # tests/sdk/openai_client.mjs; this file starts the stand-ins and the
@@ -96,5 +97,15 @@ via_gw=$(sed -n 's/^# connections=//p' "$TMP/sdk.tap")
 SDK_BASE=http://127.0.0.1:$P_CORTEX/v1 SDK_KEY=none sdk reuse
 direct=$(sed -n 's/^# connections=//p' "$TMP/sdk.tap")
 is "$via_gw" "$direct" "the SDK opens as many connections to the gateway as to the engine itself ($direct)"
+
+# named keys: one allowed the cortex only, 3 requests a minute; the gateway
+# reads keys.yaml again on SIGHUP (gateway.key stays the key "default")
+export SDK_LIMITED=$("$LOBES" --dir "$D" keys add sdk-limited --roles cortex --rpm 3 2>/dev/null) SDK_RPM=3
+like "$SDK_LIMITED" '^sk-lobes-' "lobes keys add prints the new key"
+kill -HUP "$GW_PID"
+reloaded() { grep -q '"event":"reloaded"' "$GW_ERR"; }
+gw_wait_for reloaded
+ok $? "the gateway reloads its keys"
+sdk keys
 gw_stop_all
 done_testing
