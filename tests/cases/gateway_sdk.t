@@ -64,7 +64,7 @@ chmod 600 "$D/gateway.key"
 export SDK_KEY=$(cat "$D/gateway.key")
 gw_start "$D"
 ok $? "the gateway starts"
-export SDK_BASE=http://127.0.0.1:$GW_PORT/v1 SDK_CHAT=cortex SDK_EMBED=embedder SDK_DOWN=hand
+export SDK_BASE=http://127.0.0.1:$GW_PORT/v1 SDK_CHAT=cortex SDK_EMBED=embedder SDK_DOWN=hand SDK_RESPONSES=1
 
 # the cortex and embedder are ready (listed by /v1/models); the hand's
 # engine is down

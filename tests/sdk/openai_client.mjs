@@ -82,7 +82,10 @@ async function api() {
 	if (env.SDK_RESPONSES) {
 		const r = await thrown(async () => {
 			const resp = await c.responses.create({ model: env.SDK_CHAT, input: "Say hello.", max_output_tokens: 16 });
-			ok(typeof resp.output_text === "string", "responses.create() answers through the gateway", JSON.stringify(resp).slice(0, 300));
+			ok(resp.object === "response" && resp.status === "completed" && resp.output_text.length > 0 &&
+				resp.usage.output_tokens > 0 && resp.usage.output_tokens <= 16,
+				"responses.create() answers through the gateway (the SDK's output_text, usage within max_output_tokens)",
+				JSON.stringify(resp).slice(0, 300));
 		});
 		if (r) ok(false, "responses.create() answers through the gateway", say(r));
 	}

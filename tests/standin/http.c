@@ -358,7 +358,7 @@ static handler post_route(const char *url)
 		{ "/v1/embeddings", api_embeddings }, { "/v1/rerank", api_rerank },
 		{ "/rerank", api_rerank },            { "/v2/rerank", api_rerank },
 		{ "/v1/score", api_score },           { "/score", api_score },
-		{ "/tokenize", api_tokenize },
+		{ "/tokenize", api_tokenize },         { "/v1/responses", api_responses },
 	};
 
 	for (size_t i = 0; i < sizeof routes / sizeof *routes; i++)

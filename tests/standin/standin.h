@@ -221,6 +221,7 @@ void api_metrics(struct reply *r);
 /* generate.c / pool.c — route handlers (req borrowed). */
 void api_chat(struct reply *r, json_t *req);
 void api_completions(struct reply *r, json_t *req);
+void api_responses(struct reply *r, json_t *req);
 void api_embeddings(struct reply *r, json_t *req);
 void api_rerank(struct reply *r, json_t *req);
 void api_score(struct reply *r, json_t *req);
