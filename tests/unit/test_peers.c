@@ -179,13 +179,13 @@ static void test_roles(void **state)
 	REFUSED(SPARK "roles:\n  brain: {refer: spark}\n",
 		"peers.yaml:6:3: 'brain' is not a role; expected cortex, senses, hand, embedder or reranker");
 	REFUSED(SPARK "roles:\n  hand: spark\n",
-		"peers.yaml:6:9: role 'hand' is not a one-key mapping; expected {refer: PEER} or {proxy: PEER}");
+		"peers.yaml:6:9: role 'hand' is not a mapping; expected {refer: PEER}, {proxy: PEER} and/or {fallback: [...]}");
 	REFUSED(SPARK "roles:\n  hand: {refer: spark, proxy: spark}\n",
-		"peers.yaml:6:10: role 'hand' is not a one-key mapping; expected {refer: PEER} or {proxy: PEER}");
+		"peers.yaml:6:24: role 'hand' has both refer and proxy; expected one");
 	REFUSED(SPARK "roles:\n  hand:\n",
-		"peers.yaml:6:3: role 'hand' is not a one-key mapping; expected {refer: PEER} or {proxy: PEER}");
+		"peers.yaml:6:3: role 'hand' is not a mapping; expected {refer: PEER}, {proxy: PEER} and/or {fallback: [...]}");
 	REFUSED(SPARK "roles:\n  hand: {send: spark}\n",
-		"peers.yaml:6:10: 'send' for role 'hand' is not a mode; expected refer or proxy");
+		"peers.yaml:6:10: 'send' for role 'hand' is not a mode; expected refer, proxy or fallback");
 	REFUSED(SPARK "roles:\n  hand: {refer: orin}\n",
 		"peers.yaml:6:17: role 'hand' names peer 'orin'; expected a peer declared under peers:");
 	REFUSED(SPARK "roles:\n  hand: {refer: [spark]}\n",
