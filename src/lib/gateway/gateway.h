@@ -120,8 +120,16 @@ void gw_config_unref(struct gw_config *c);
  * yaml_guard; NULL with *err "NAME:L:C: invalid YAML: ..." on a syntax error.
  * The caller frees it with fy_document_destroy(). */
 struct fy_document;
+struct fy_node;
 struct fy_document *gw_yaml_parse(const char *text, size_t len, const char *name,
 				  struct err **err);
+/* Where node n is written (1-based; a collection: its first entry; 1:1
+ * when unknown); an EXIT_CONFIG error "NAME:L:C: <fmt>" at n (returns -1);
+ * n's scalar text, or NULL when n is not a scalar. */
+void gw_yaml_mark(struct fy_node *n, int *line, int *col);
+int gw_yaml_err(const char *name, struct fy_node *n, struct err **err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+const char *gw_yaml_scalar(struct fy_node *n);
 
 int gw_aliases_parse(struct gw_config *c, const char *text, size_t len, const char *name,
 		     struct err **err);

@@ -87,47 +87,8 @@ bool gw_key_name_ok(const char *s)
 	return true;
 }
 
-static void mark(struct fy_node *n, int *line, int *col)
-{
-	struct fy_token *t = n && fy_node_is_scalar(n) ? fy_node_get_scalar_token(n) : NULL;
-	const struct fy_mark *m = t ? fy_token_start_mark(t) : NULL;
-	if (!m && n && (fy_node_is_mapping(n) || fy_node_is_sequence(n))) {
-		void *it = NULL;
-		struct fy_node *first = NULL;
-		if (fy_node_is_mapping(n)) {
-			struct fy_node_pair *p = fy_node_mapping_iterate(n, &it);
-			first = p ? fy_node_pair_key(p) : NULL;
-		} else {
-			first = fy_node_sequence_iterate(n, &it);
-		}
-		if (first) {
-			mark(first, line, col);
-			return;
-		}
-	}
-	*line = m ? m->line + 1 : 1;
-	*col = m ? m->column + 1 : 1;
-}
 
-static int kerr(const char *name, struct fy_node *n, struct err **err, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int kerr(const char *name, struct fy_node *n, struct err **err, const char *fmt, ...)
-{
-	int line, col;
-	mark(n, &line, &col);
-	va_list ap;
-	va_start(ap, fmt);
-	_cleanup_free_ char *m = NULL;
-	if (vasprintf(&m, fmt, ap) < 0)
-		m = NULL;
-	va_end(ap);
-	return err_set(err, EXIT_CONFIG, "%s:%d:%d: %s", name, line, col, m ? m : "invalid");
-}
 
-static const char *scalar(struct fy_node *n)
-{
-	return n && fy_node_is_scalar(n) ? yaml_scalar0(n, NULL) : NULL;
-}
 
 static int hex_digit(char c)
 {
@@ -136,7 +97,7 @@ static int hex_digit(char c)
 
 static int parse_hash(struct gw_key *k, struct fy_node *v, const char *name, struct err **err)
 {
-	const char *s = scalar(v);
+	const char *s = gw_yaml_scalar(v);
 	bool ok = s && strlen(s) == 7 + 2 * GW_KEY_HASH_BYTES && !strncmp(s, "sha256:", 7);
 	for (int i = 0; ok && i < GW_KEY_HASH_BYTES; i++) {
 		int hi = hex_digit(s[7 + 2 * i]), lo = hex_digit(s[8 + 2 * i]);
@@ -144,7 +105,7 @@ static int parse_hash(struct gw_key *k, struct fy_node *v, const char *name, str
 		k->hash[i] = (unsigned char)(hi * 16 + lo);
 	}
 	if (!ok)
-		return kerr(name, v, err, "hash of key '%s' is not valid; expected sha256: and 64 "
+		return gw_yaml_err(name, v, err, "hash of key '%s' is not valid; expected sha256: and 64 "
 			    "lower-case hex digits (`lobes keys add` writes it)", k->name);
 	return 0;
 }
@@ -153,15 +114,15 @@ static int parse_roles(struct gw_key *k, struct fy_node *at, struct fy_node *v, 
 		       struct err **err)
 {
 	if (!v || !fy_node_is_sequence(v) || !fy_node_sequence_item_count(v))
-		return kerr(name, v && fy_node_is_scalar(v) ? v : at, err, "roles of key '%s' is not a list of roles; expected e.g. "
+		return gw_yaml_err(name, v && fy_node_is_scalar(v) ? v : at, err, "roles of key '%s' is not a list of roles; expected e.g. "
 			    "[cortex, hand] (leave it out for every role)", k->name);
 	void *it = NULL;
 	struct fy_node *n;
 	while ((n = fy_node_sequence_iterate(v, &it))) {
-		const char *s = scalar(n);
+		const char *s = gw_yaml_scalar(n);
 		int r = s ? role_from_name(s) : -1;
 		if (r < 0)
-			return kerr(name, n, err, "'%s' in roles of key '%s' is not a role; expected cortex, "
+			return gw_yaml_err(name, n, err, "'%s' in roles of key '%s' is not a role; expected cortex, "
 				    "senses, hand, embedder or reranker", s ? s : "", k->name);
 		k->roles |= 1u << r;
 	}
@@ -171,12 +132,12 @@ static int parse_roles(struct gw_key *k, struct fy_node *at, struct fy_node *v, 
 static int parse_limit(long *out, struct fy_node *v, const char *what, const char *kname,
 		       const char *name, struct err **err)
 {
-	const char *s = scalar(v);
+	const char *s = gw_yaml_scalar(v);
 	char *end;
 	errno = 0;
 	long n = s ? strtol(s, &end, 10) : -1;
 	if (!s || errno || end == s || *end || n < 1 || n > 1000000000L)
-		return kerr(name, v, err, "%s of key '%s' is '%s'; expected a whole number 1-1000000000",
+		return gw_yaml_err(name, v, err, "%s of key '%s' is '%s'; expected a whole number 1-1000000000",
 			    what, kname, s ? s : "");
 	*out = n;
 	return 0;
@@ -186,30 +147,30 @@ static int parse_limit(long *out, struct fy_node *v, const char *what, const cha
 static int parse_key(struct gw_keys *ks, struct fy_node *e, const char *name, struct err **err)
 {
 	if (!fy_node_is_mapping(e))
-		return kerr(name, e, err, "a key entry is not a mapping; expected name:, hash: and "
+		return gw_yaml_err(name, e, err, "a key entry is not a mapping; expected name:, hash: and "
 			    "optional roles:, requests_per_minute:, tokens_per_minute:, concurrent:, peer:");
 	struct fy_node *nn = fy_node_mapping_lookup_by_string(e, "name", -1);
-	const char *kn = scalar(nn);
+	const char *kn = gw_yaml_scalar(nn);
 	if (!gw_key_name_ok(kn))
-		return kerr(name, nn ? nn : e, err, "key name '%s' is not valid; expected 1-64 of "
+		return gw_yaml_err(name, nn ? nn : e, err, "key name '%s' is not valid; expected 1-64 of "
 			    "A-Z a-z 0-9 - _ . (not default, none, unknown or other)", kn ? kn : "");
 	for (size_t i = 0; i < ks->n; i++)
 		if (!strcmp(ks->v[i].name, kn))
-			return kerr(name, nn, err, "key name '%s' is used twice (first at %s); expected "
+			return gw_yaml_err(name, nn, err, "key name '%s' is used twice (first at %s); expected "
 				    "each name once", kn, ks->v[i].source);
 	ks->v = xrealloc(ks->v, (ks->n + 1) * sizeof(*ks->v));
 	struct gw_key *k = &ks->v[ks->n++];
 	memset(k, 0, sizeof(*k));
 	k->name = xstrdup(kn);
 	int line, col;
-	mark(nn, &line, &col);
+	gw_yaml_mark(nn, &line, &col);
 	k->source = xasprintf("%s:%d:%d", name, line, col);
 	bool hashed = false;
 	void *it = NULL;
 	struct fy_node_pair *p;
 	while ((p = fy_node_mapping_iterate(e, &it))) {
 		struct fy_node *fk = fy_node_pair_key(p), *fv = fy_node_pair_value(p);
-		const char *f = scalar(fk);
+		const char *f = gw_yaml_scalar(fk);
 		int rc = 0;
 		if (f && !strcmp(f, "name"))
 			continue;
@@ -224,19 +185,19 @@ static int parse_key(struct gw_keys *ks, struct fy_node *e, const char *name, st
 		else if (f && !strcmp(f, "concurrent"))
 			rc = parse_limit(&k->concurrent, fv, f, kn, name, err);
 		else if (f && !strcmp(f, "peer")) {
-			const char *b = scalar(fv);
+			const char *b = gw_yaml_scalar(fv);
 			if (!b || (strcmp(b, "true") && strcmp(b, "false")))
-				rc = kerr(name, fv, err, "peer of key '%s' is '%s'; expected true or false",
+				rc = gw_yaml_err(name, fv, err, "peer of key '%s' is '%s'; expected true or false",
 					  kn, b ? b : "");
 			k->peer = b && !strcmp(b, "true");
 		} else
-			rc = kerr(name, fk, err, "unknown key '%s' in key '%s'; expected name, hash, roles, "
+			rc = gw_yaml_err(name, fk, err, "unknown key '%s' in key '%s'; expected name, hash, roles, "
 				  "requests_per_minute, tokens_per_minute, concurrent or peer", f ? f : "", kn);
 		if (rc < 0)
 			return -1;
 	}
 	if (!hashed)
-		return kerr(name, nn, err, "key '%s' has no hash; expected hash: sha256:<64 hex digits>",
+		return gw_yaml_err(name, nn, err, "key '%s' has no hash; expected hash: sha256:<64 hex digits>",
 			    kn);
 	return 0;
 }
@@ -250,22 +211,22 @@ struct gw_keys *gw_keys_parse(const char *text, size_t len, const char *name, st
 	struct fy_node *root = fy_document_root(d);
 	int rc = 0;
 	if (root && !fy_node_is_null(root) && !fy_node_is_mapping(root)) {
-		rc = kerr(name, root, err, "the top level is not a mapping; expected `keys:`");
+		rc = gw_yaml_err(name, root, err, "the top level is not a mapping; expected `keys:`");
 		goto out;
 	}
 	void *it = NULL;
 	struct fy_node_pair *p;
 	while (root && !fy_node_is_null(root) && (p = fy_node_mapping_iterate(root, &it))) {
 		struct fy_node *k = fy_node_pair_key(p), *v = fy_node_pair_value(p);
-		const char *ks_ = scalar(k);
+		const char *ks_ = gw_yaml_scalar(k);
 		if (!ks_ || strcmp(ks_, "keys") != 0) {
-			rc = kerr(name, k, err, "unknown key '%s'; expected keys", ks_ ? ks_ : "");
+			rc = gw_yaml_err(name, k, err, "unknown key '%s'; expected keys", ks_ ? ks_ : "");
 			goto out;
 		}
 		if (!v || fy_node_is_null(v))
 			continue;
 		if (!fy_node_is_sequence(v)) {
-			rc = kerr(name, v, err, "'keys' is not a list; expected `- name: NAME` entries");
+			rc = gw_yaml_err(name, v, err, "'keys' is not a list; expected `- name: NAME` entries");
 			goto out;
 		}
 		void *it2 = NULL;

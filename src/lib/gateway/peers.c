@@ -50,28 +50,6 @@ void gw_peers_free(struct gw_peers *p)
 
 static void peers_freep(struct gw_peers **p) { gw_peers_free(*p); }
 
-static void mark(struct fy_node *n, int *line, int *col)
-{
-	struct fy_token *t = n && fy_node_is_scalar(n) ? fy_node_get_scalar_token(n) : NULL;
-	const struct fy_mark *m = t ? fy_token_start_mark(t) : NULL;
-	if (!m && n && (fy_node_is_mapping(n) || fy_node_is_sequence(n))) {
-		/* a collection: where its first entry is written */
-		void *it = NULL;
-		struct fy_node *first = NULL;
-		if (fy_node_is_mapping(n)) {
-			struct fy_node_pair *p = fy_node_mapping_iterate(n, &it);
-			first = p ? fy_node_pair_key(p) : NULL;
-		} else {
-			first = fy_node_sequence_iterate(n, &it);
-		}
-		if (first) {
-			mark(first, line, col);
-			return;
-		}
-	}
-	*line = m ? m->line + 1 : 1;
-	*col = m ? m->column + 1 : 1;
-}
 
 /* Where to point at a value: the value, or its key when the value has no
  * position of its own (absent, or empty as in "hand:" alone, which
@@ -83,25 +61,7 @@ static struct fy_node *at(struct fy_node *v, struct fy_node *k)
 	return v;
 }
 
-static int perr(const char *name, struct fy_node *n, struct err **err, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int perr(const char *name, struct fy_node *n, struct err **err, const char *fmt, ...)
-{
-	int line, col;
-	mark(n, &line, &col);
-	va_list ap;
-	va_start(ap, fmt);
-	_cleanup_free_ char *m = NULL;
-	if (vasprintf(&m, fmt, ap) < 0)
-		m = NULL;
-	va_end(ap);
-	return err_set(err, EXIT_CONFIG, "%s:%d:%d: %s", name, line, col, m ? m : "invalid");
-}
 
-static const char *scalar(struct fy_node *n)
-{
-	return n && fy_node_is_scalar(n) ? yaml_scalar0(n, NULL) : NULL;
-}
 
 static bool name_ok(const char *s)
 {
@@ -145,16 +105,16 @@ static int key_read(struct gw_peer *p, const char *name, struct fy_node *at, str
 {
 	struct stat st;
 	if (stat(p->key_file, &st) < 0)
-		return perr(name, at, err, "key file '%s' of peer '%s': %s; expected a file holding the key that peer accepts",
+		return gw_yaml_err(name, at, err, "key file '%s' of peer '%s': %s; expected a file holding the key that peer accepts",
 			    p->key_file, p->name, strerror(errno));
 	if (st.st_mode & 077)
-		return perr(name, at, err,
+		return gw_yaml_err(name, at, err,
 			    "key file '%s' of peer '%s' has mode %04o; expected 0600 (chmod 600 '%s')",
 			    p->key_file, p->name, (unsigned)(st.st_mode & 07777), p->key_file);
 	struct err *e = NULL;
 	_cleanup_free_ char *text = fs_read(p->key_file, 4096, NULL, &e);
 	if (!text) {
-		int rc = perr(name, at, err, "key file '%s' of peer '%s': %s", p->key_file, p->name,
+		int rc = gw_yaml_err(name, at, err, "key file '%s' of peer '%s': %s", p->key_file, p->name,
 			      e ? e->msg : "unreadable");
 		err_free(e);
 		return rc;
@@ -165,7 +125,7 @@ static int key_read(struct gw_peer *p, const char *name, struct fy_node *at, str
 		p->key = xstrdup(k);
 	explicit_bzero(text, strlen(text));
 	if (bad)
-		return perr(name, at, err,
+		return gw_yaml_err(name, at, err,
 			    "key file '%s' of peer '%s' is empty or holds more than one word; expected the key alone",
 			    p->key_file, p->name);
 	return 0;
@@ -174,46 +134,46 @@ static int key_read(struct gw_peer *p, const char *name, struct fy_node *at, str
 static int parse_peer(struct gw_peers *ps, struct fy_node *k, struct fy_node *v, const char *name,
 		      const char *dir, struct err **err)
 {
-	const char *pn = scalar(k);
+	const char *pn = gw_yaml_scalar(k);
 	if (!name_ok(pn))
-		return perr(name, k, err, "peer name '%s' is not valid; expected letters, digits, '-', '_' or '.'",
+		return gw_yaml_err(name, k, err, "peer name '%s' is not valid; expected letters, digits, '-', '_' or '.'",
 			    pn ? pn : "");
 	for (size_t i = 0; i < ps->n; i++)
 		if (!strcmp(ps->v[i].name, pn))
-			return perr(name, k, err, "peer '%s' is declared twice; expected each peer once", pn);
+			return gw_yaml_err(name, k, err, "peer '%s' is declared twice; expected each peer once", pn);
 	if (!v || !fy_node_is_mapping(v))
-		return perr(name, at(v, k), err, "peer '%s' is not a mapping; expected origin: and key_file:", pn);
+		return gw_yaml_err(name, at(v, k), err, "peer '%s' is not a mapping; expected origin: and key_file:", pn);
 	ps->v = xrealloc(ps->v, (ps->n + 1) * sizeof(*ps->v));
 	struct gw_peer *p = &ps->v[ps->n++];
 	memset(p, 0, sizeof(*p));
 	p->name = xstrdup(pn);
 	int line, col;
-	mark(k, &line, &col);
+	gw_yaml_mark(k, &line, &col);
 	p->source = xasprintf("%s:%d:%d", name, line, col);
 	void *it = NULL;
 	struct fy_node_pair *fp;
 	struct fy_node *key_at = NULL;
 	while ((fp = fy_node_mapping_iterate(v, &it))) {
 		struct fy_node *fk = fy_node_pair_key(fp), *fv = fy_node_pair_value(fp);
-		const char *ks = scalar(fk), *vs = scalar(fv);
+		const char *ks = gw_yaml_scalar(fk), *vs = gw_yaml_scalar(fv);
 		if (ks && !strcmp(ks, "origin")) {
 			if (!vs || !(p->origin = gw_origin_normalise(vs)))
-				return perr(name, at(fv, fk), err,
+				return gw_yaml_err(name, at(fv, fk), err,
 					    "origin '%s' of peer '%s' is not valid; expected http(s)://HOST[:PORT] of its gateway",
 					    vs ? vs : "", pn);
 		} else if (ks && !strcmp(ks, "key_file")) {
 			if (!vs || !*vs)
-				return perr(name, at(fv, fk), err,
+				return gw_yaml_err(name, at(fv, fk), err,
 					    "key_file of peer '%s' is empty; expected a path", pn);
 			p->key_file = vs[0] == '/' ? xstrdup(vs) : xasprintf("%s/%s", dir, vs);
 			key_at = fv;
 		} else {
-			return perr(name, fk, err, "unknown key '%s' in peer '%s'; expected origin or key_file",
+			return gw_yaml_err(name, fk, err, "unknown key '%s' in peer '%s'; expected origin or key_file",
 				    ks ? ks : "", pn);
 		}
 	}
 	if (!p->origin)
-		return perr(name, k, err, "peer '%s' has no origin; expected origin: http(s)://HOST[:PORT]", pn);
+		return gw_yaml_err(name, k, err, "peer '%s' has no origin; expected origin: http(s)://HOST[:PORT]", pn);
 	if (p->key_file && key_read(p, name, key_at, err) < 0)
 		return -1;
 	return 0;
@@ -225,39 +185,39 @@ static int parse_fallback_item(struct gw_peers *ps, const struct gw_config *c, i
 {
 	const char *rn = role_name((enum role_id)r);
 	struct gw_fallback f = { .peer = -1 };
-	const char *pn = scalar(n);
+	const char *pn = gw_yaml_scalar(n);
 	if (pn) {
 		for (size_t i = 0; i < ps->n; i++)
 			if (!strcmp(ps->v[i].name, pn))
 				f.peer = (int)i;
 		if (f.peer < 0)
-			return perr(name, n, err, "fallback '%s' of role '%s' is not a declared peer; expected a peer "
+			return gw_yaml_err(name, n, err, "fallback '%s' of role '%s' is not a declared peer; expected a peer "
 				    "declared under peers: or {port: N}", pn, rn);
 		if (!ps->v[f.peer].key)
-			return perr(name, n, err, "fallback peer '%s' of role '%s' has no key_file; expected the key "
+			return gw_yaml_err(name, n, err, "fallback peer '%s' of role '%s' has no key_file; expected the key "
 				    "that peer accepts", pn, rn);
 	} else {
 		struct fy_node *pv = n && fy_node_is_mapping(n) && fy_node_mapping_item_count(n) == 1
 					     ? fy_node_mapping_lookup_by_string(n, "port", FY_NT) : NULL;
-		const char *ps_ = scalar(pv);
+		const char *ps_ = gw_yaml_scalar(pv);
 		char *end = NULL;
 		long port = ps_ ? strtol(ps_, &end, 10) : 0;
 		if (!ps_ || *end || port < 1 || port > 65535)
-			return perr(name, at(pv, n), err, "fallback of role '%s' is not valid; expected a peer "
+			return gw_yaml_err(name, at(pv, n), err, "fallback of role '%s' is not valid; expected a peer "
 				    "name or {port: N} (1-65535), another replica of its engine on this box", rn);
 		if (c->roles[r].feasible && port == c->roles[r].port)
-			return perr(name, pv, err, "fallback port %ld of role '%s' is its own engine's port; "
+			return gw_yaml_err(name, pv, err, "fallback port %ld of role '%s' is its own engine's port; "
 				    "expected another replica's", port, rn);
 		f.port = (int)port;
 	}
 	for (size_t i = 0; i < ps->role[r].n_fb; i++)
 		if (ps->role[r].fb[i].peer == f.peer && ps->role[r].fb[i].port == f.port)
-			return perr(name, n, err, "fallback of role '%s' is listed twice; expected each once", rn);
+			return gw_yaml_err(name, n, err, "fallback of role '%s' is listed twice; expected each once", rn);
 	if (ps->role[r].n_fb == GW_FALLBACK_MAX)
-		return perr(name, n, err, "role '%s' has more than %d fallbacks; expected at most %d", rn,
+		return gw_yaml_err(name, n, err, "role '%s' has more than %d fallbacks; expected at most %d", rn,
 			    GW_FALLBACK_MAX, GW_FALLBACK_MAX);
 	int line, col;
-	mark(n, &line, &col);
+	gw_yaml_mark(n, &line, &col);
 	f.source = xasprintf("%s:%d:%d", name, line, col);
 	ps->role[r].fb[ps->role[r].n_fb++] = f;
 	return 0;
@@ -268,10 +228,10 @@ static int parse_fallbacks(struct gw_peers *ps, const struct gw_config *c, int r
 {
 	const char *rn = role_name((enum role_id)r);
 	if (!v || !fy_node_is_sequence(v) || !fy_node_sequence_item_count(v))
-		return perr(name, at(v, k), err, "fallback of role '%s' is not a list; expected [PEER | {port: N}, ...]",
+		return gw_yaml_err(name, at(v, k), err, "fallback of role '%s' is not a list; expected [PEER | {port: N}, ...]",
 			    rn);
 	if (!c->roles[r].feasible && ps->role[r].mode != GW_PEER_PROXY)
-		return perr(name, k, err, "role '%s' has a fallback but is neither served here nor proxied; "
+		return gw_yaml_err(name, k, err, "role '%s' has a fallback but is neither served here nor proxied; "
 			    "expected fallback only for a role with a primary", rn);
 	void *it = NULL;
 	struct fy_node *n;
@@ -284,16 +244,16 @@ static int parse_fallbacks(struct gw_peers *ps, const struct gw_config *c, int r
 static int parse_role(struct gw_peers *ps, const struct gw_config *c, struct fy_node *k,
 		      struct fy_node *v, const char *name, struct err **err)
 {
-	const char *rn = scalar(k);
+	const char *rn = gw_yaml_scalar(k);
 	int r = rn ? role_from_name(rn) : -1;
 	if (r < 0)
-		return perr(name, k, err,
+		return gw_yaml_err(name, k, err,
 			    "'%s' is not a role; expected cortex, senses, hand, embedder or reranker",
 			    rn ? rn : "");
 	if (ps->role[r].source)
-		return perr(name, k, err, "role '%s' is given twice; expected each role once", rn);
+		return gw_yaml_err(name, k, err, "role '%s' is given twice; expected each role once", rn);
 	if (!v || !fy_node_is_mapping(v) || fy_node_mapping_item_count(v) < 1)
-		return perr(name, at(v, k), err,
+		return gw_yaml_err(name, at(v, k), err,
 			    "role '%s' is not a mapping; expected {refer: PEER}, {proxy: PEER} and/or {fallback: [...]}",
 			    rn);
 	struct fy_node *fk = NULL, *fv = NULL;
@@ -301,7 +261,7 @@ static int parse_role(struct gw_peers *ps, const struct gw_config *c, struct fy_
 	struct fy_node_pair *fp;
 	while ((fp = fy_node_mapping_iterate(v, &it))) {
 		struct fy_node *mk = fy_node_pair_key(fp), *mv = fy_node_pair_value(fp);
-		const char *ms = scalar(mk), *pn = scalar(mv);
+		const char *ms = gw_yaml_scalar(mk), *pn = gw_yaml_scalar(mv);
 		if (ms && !strcmp(ms, "fallback")) {
 			fk = mk, fv = mv;
 			continue;
@@ -310,35 +270,35 @@ static int parse_role(struct gw_peers *ps, const struct gw_config *c, struct fy_
 					 : ms && !strcmp(ms, "proxy") ? GW_PEER_PROXY
 								      : GW_PEER_NONE;
 		if (mode == GW_PEER_NONE)
-			return perr(name, mk, err, "'%s' for role '%s' is not a mode; expected refer, proxy or fallback",
+			return gw_yaml_err(name, mk, err, "'%s' for role '%s' is not a mode; expected refer, proxy or fallback",
 				    ms ? ms : "", rn);
 		if (ps->role[r].mode != GW_PEER_NONE)
-			return perr(name, mk, err, "role '%s' has both refer and proxy; expected one", rn);
+			return gw_yaml_err(name, mk, err, "role '%s' has both refer and proxy; expected one", rn);
 		int pi = -1;
 		for (size_t i = 0; pn && i < ps->n; i++)
 			if (!strcmp(ps->v[i].name, pn))
 				pi = (int)i;
 		if (pi < 0)
-			return perr(name, at(mv, mk), err, "role '%s' names peer '%s'; expected a peer declared under peers:",
+			return gw_yaml_err(name, at(mv, mk), err, "role '%s' names peer '%s'; expected a peer declared under peers:",
 				    rn, pn ? pn : "");
 		if (c->roles[r].feasible)
-			return perr(name, k, err,
+			return gw_yaml_err(name, k, err,
 				    "role '%s' is feasible on this box (profile '%s') and served here; expected %s only for a role this box does not serve",
 				    rn, c->profile, ms);
 		if (mode == GW_PEER_PROXY && !ps->v[pi].key)
-			return perr(name, mv, err,
+			return gw_yaml_err(name, mv, err,
 				    "role '%s' is proxied to peer '%s', which has no key_file; expected the key that peer accepts",
 				    rn, pn);
 		ps->role[r].mode = mode;
 		ps->role[r].peer = pi;
 	}
 	if (fk && ps->role[r].mode == GW_PEER_REFER)
-		return perr(name, fk, err, "role '%s' is referred and has a fallback; expected fallback only "
+		return gw_yaml_err(name, fk, err, "role '%s' is referred and has a fallback; expected fallback only "
 			    "for a role served here or proxied", rn);
 	if (fk && parse_fallbacks(ps, c, r, fk, fv, name, err) < 0)
 		return -1;
 	int line, col;
-	mark(k, &line, &col);
+	gw_yaml_mark(k, &line, &col);
 	ps->role[r].source = xasprintf("%s:%d:%d", name, line, col);
 	return 0;
 }
@@ -357,33 +317,33 @@ struct gw_peers *gw_peers_parse(const struct gw_config *c, const char *text, siz
 	struct fy_node *root = fy_document_root(d);
 	struct fy_node *peers = NULL, *roles = NULL;
 	if (root && !fy_node_is_null(root) && !fy_node_is_mapping(root)) {
-		rc = perr(name, root, err, "the top level is not a mapping; expected box:, peers: and roles:");
+		rc = gw_yaml_err(name, root, err, "the top level is not a mapping; expected box:, peers: and roles:");
 		goto out;
 	}
 	void *it = NULL;
 	struct fy_node_pair *p;
 	while (root && fy_node_is_mapping(root) && (p = fy_node_mapping_iterate(root, &it))) {
 		struct fy_node *k = fy_node_pair_key(p), *v = fy_node_pair_value(p);
-		const char *ks = scalar(k);
+		const char *ks = gw_yaml_scalar(k);
 		if (ks && !strcmp(ks, "box")) {
-			if (!name_ok(scalar(v))) {
-				rc = perr(name, at(v, k), err, "box name '%s' is not valid; expected letters, digits, '-', '_' or '.'",
-					  scalar(v) ? scalar(v) : "");
+			if (!name_ok(gw_yaml_scalar(v))) {
+				rc = gw_yaml_err(name, at(v, k), err, "box name '%s' is not valid; expected letters, digits, '-', '_' or '.'",
+					  gw_yaml_scalar(v) ? gw_yaml_scalar(v) : "");
 				goto out;
 			}
-			ps->box = xstrdup(scalar(v));
+			ps->box = xstrdup(gw_yaml_scalar(v));
 		} else if (ks && !strcmp(ks, "peers")) {
 			peers = v;
 		} else if (ks && !strcmp(ks, "roles")) {
 			roles = v;
 		} else {
-			rc = perr(name, k, err, "unknown key '%s'; expected box, peers or roles", ks ? ks : "");
+			rc = gw_yaml_err(name, k, err, "unknown key '%s'; expected box, peers or roles", ks ? ks : "");
 			goto out;
 		}
 	}
 	if (peers && !fy_node_is_null(peers)) {
 		if (!fy_node_is_mapping(peers)) {
-			rc = perr(name, peers, err, "'peers' is not a mapping; expected NAME: {origin:, key_file:}");
+			rc = gw_yaml_err(name, peers, err, "'peers' is not a mapping; expected NAME: {origin:, key_file:}");
 			goto out;
 		}
 		it = NULL;
@@ -393,7 +353,7 @@ struct gw_peers *gw_peers_parse(const struct gw_config *c, const char *text, siz
 	}
 	if (roles && !fy_node_is_null(roles)) {
 		if (!fy_node_is_mapping(roles)) {
-			rc = perr(name, roles, err, "'roles' is not a mapping; expected ROLE: {refer|proxy: PEER}");
+			rc = gw_yaml_err(name, roles, err, "'roles' is not a mapping; expected ROLE: {refer|proxy: PEER}");
 			goto out;
 		}
 		it = NULL;
