@@ -13,7 +13,6 @@
 #include <pthread.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <jansson.h>
@@ -343,39 +342,16 @@ static void route(const char *prefix, int status, const char *body, size_t len)
 	pthread_mutex_unlock(&fake.mu);
 }
 
-static void write_all(int fd, const void *p, size_t n)
-{
-	const char *s = p;
-	while (n > 0) {
-		ssize_t w = send(fd, s, n, MSG_NOSIGNAL);
-		if (w <= 0)
-			return;
-		s += w;
-		n -= (size_t)w;
-	}
-}
-
 /* Answer requests on the listening socket *arg from the route table until
  * it is shut down. */
 static void *fake_serve(void *arg)
 {
 	int fd = *(int *)arg;
 	for (;;) {
-		int c = accept(fd, NULL, NULL);
+		char req[4096];
+		int c = test_accept_head(fd, req, sizeof(req));
 		if (c < 0)
 			return NULL;
-		char req[4096];
-		size_t n = 0;
-		while (n < sizeof(req) - 1) {
-			ssize_t r = read(c, req + n, sizeof(req) - 1 - n);
-			if (r <= 0)
-				break;
-			n += (size_t)r;
-			req[n] = '\0';
-			if (strstr(req, "\r\n\r\n"))
-				break;
-		}
-		req[n] = '\0';
 		char path[1024] = "";
 		if (sscanf(req, "GET %1023s HTTP/", path) != 1) {
 			close(c);
@@ -397,10 +373,10 @@ static void *fake_serve(void *arg)
 				  "HTTP/1.1 %d X\r\nContent-Length: %zu\r\nApi-Version: 1.50\r\n"
 				  "Connection: close\r\n\r\n",
 				  r.status, r.len);
-		write_all(c, head, (size_t)hl);
+		test_send_all(c, head, (size_t)hl);
 		/* the body in small writes: the client sees it in pieces */
 		for (size_t off = 0; off < r.len; off += 7)
-			write_all(c, r.body + off, r.len - off < 7 ? r.len - off : 7);
+			test_send_all(c, r.body + off, r.len - off < 7 ? r.len - off : 7);
 		close(c);
 	}
 }
@@ -424,10 +400,8 @@ static int fake_setup(void **state)
 	fake.sock = xasprintf("%s/docker.sock", fake.dir);
 	fake.n_routes = 0;
 	fake.n_seen = 0;
-	fake.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	snprintf(a.sun_path, sizeof(a.sun_path), "%s", fake.sock);
-	if (bind(fake.fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fake.fd, 16) < 0)
+	fake.fd = test_listen_unix(fake.sock, 16);
+	if (fake.fd < 0)
 		return -1;
 	const char *names[] = { "containers-list.json", "inspect-senses.json", "inspect-embedder.json",
 				"inspect-reranker-exited.json", "inspect-reranker-nohealth.json",

@@ -8,7 +8,6 @@
 #include <pthread.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -31,21 +30,10 @@ static void *serve(void *arg)
 {
 	(void)arg;
 	for (;;) {
-		int c = accept(fk.fd, NULL, NULL);
+		char req[2048];
+		int c = test_accept_head(fk.fd, req, sizeof(req));
 		if (c < 0)
 			return NULL;
-		char req[2048];
-		size_t n = 0;
-		while (n < sizeof(req) - 1) {
-			ssize_t r = read(c, req + n, sizeof(req) - 1 - n);
-			if (r <= 0)
-				break;
-			n += (size_t)r;
-			req[n] = '\0';
-			if (strstr(req, "\r\n\r\n"))
-				break;
-		}
-		req[n] = '\0';
 		char method[16] = "", path[200] = "";
 		if (sscanf(req, "%15s %199s", method, path) != 2) {
 			close(c);
@@ -66,8 +54,7 @@ static void *serve(void *arg)
 		snprintf(ans, sizeof(ans),
 			 "HTTP/1.1 %d X\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
 			 "Connection: close\r\n\r\n%s", status, strlen(body), body);
-		ssize_t w = send(c, ans, strlen(ans), MSG_NOSIGNAL);
-		(void)w;
+		test_send_all(c, ans, strlen(ans));
 		close(c);
 	}
 }
@@ -79,10 +66,8 @@ static int setup(void **state)
 	if (!mkdtemp(fk.dir))
 		return -1;
 	snprintf(fk.sock, sizeof(fk.sock), "%s/docker.sock", fk.dir);
-	fk.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	snprintf(a.sun_path, sizeof(a.sun_path), "%s", fk.sock);
-	if (bind(fk.fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fk.fd, 8) < 0)
+	fk.fd = test_listen_unix(fk.sock, 8);
+	if (fk.fd < 0)
 		return -1;
 	return pthread_create(&fk.th, NULL, serve, NULL) == 0 ? 0 : -1;
 }

@@ -11,7 +11,6 @@
 #include <pthread.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -50,29 +49,17 @@ static void *fake_serve(void *arg)
 {
 	(void)arg;
 	for (;;) {
-		int c = accept(fake_fd, NULL, NULL);
+		char req[4096];
+		int c = test_accept_head(fake_fd, req, sizeof(req));
 		if (c < 0)
 			return NULL;
-		char req[4096];
-		size_t n = 0;
-		while (n < sizeof(req) - 1) {
-			ssize_t r = read(c, req + n, sizeof(req) - 1 - n);
-			if (r <= 0)
-				break;
-			n += (size_t)r;
-			req[n] = '\0';
-			if (strstr(req, "\r\n\r\n"))
-				break;
-		}
 		const char *body = strncmp(req, "GET /_ping", 10) == 0 ? "OK" : "[]";
 		char out[256];
 		int len = snprintf(out, sizeof(out),
 				   "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
 				   "Api-Version: 1.50\r\nConnection: close\r\n\r\n%s",
 				   strlen(body), body);
-		if (send(c, out, (size_t)len, MSG_NOSIGNAL) < 0) {
-			/* the client went away: nothing to answer */
-		}
+		test_send_all(c, out, (size_t)len);
 		close(c);
 	}
 }
@@ -130,11 +117,8 @@ static void test_collect_refusals(void **state)
 	assert_true(known);
 
 	/* an engine that lists no container for the project */
-	fake_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	snprintf(a.sun_path, sizeof(a.sun_path), "%s", sock);
-	assert_int_equal(bind(fake_fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(listen(fake_fd, 8), 0);
+	fake_fd = test_listen_unix(sock, 8);
+	assert_true(fake_fd >= 0);
 	assert_int_equal(pthread_create(&fake_th, NULL, fake_serve, NULL), 0);
 	obs_free(&obs);
 	memset(&obs, 0, sizeof(obs));

@@ -26,40 +26,13 @@ struct server {
 	pthread_t th;
 };
 
-static void send_all(int fd, const char *s, size_t n)
-{
-	while (n) {
-		ssize_t w = send(fd, s, n, MSG_NOSIGNAL);
-		if (w <= 0)
-			return; /* the client went away: fine for these modes */
-		s += w;
-		n -= (size_t)w;
-	}
-}
-
-/* Read the request's head (the body is small and comes with it). */
-static void read_request(int fd)
-{
-	char buf[8192];
-	size_t got = 0;
-	while (got < sizeof(buf) - 1) {
-		ssize_t r = recv(fd, buf + got, sizeof(buf) - 1 - got, 0);
-		if (r <= 0)
-			return;
-		got += (size_t)r;
-		buf[got] = '\0';
-		if (strstr(buf, "\r\n\r\n"))
-			return;
-	}
-}
-
 static void *serve(void *arg)
 {
 	struct server *s = arg;
-	int fd = accept(s->lfd, NULL, NULL);
+	char req[8192]; /* the request's head (the body is small and comes with it) */
+	int fd = test_accept_head(s->lfd, req, sizeof(req));
 	if (fd < 0)
 		return NULL;
-	read_request(fd);
 	switch (s->mode) {
 	case CLOSE:
 		break;
@@ -67,11 +40,11 @@ static void *serve(void *arg)
 		size_t n = ((size_t)5 << 20);
 		char head[128];
 		snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n", n);
-		send_all(fd, head, strlen(head));
+		test_send_all(fd, head, strlen(head));
 		char *junk = xcalloc(1, 65536);
 		memset(junk, ' ', 65536);
 		for (size_t k = 0; k < n; k += 65536)
-			send_all(fd, junk, 65536);
+			test_send_all(fd, junk, 65536);
 		free(junk);
 		break;
 	}
@@ -80,7 +53,7 @@ static void *serve(void *arg)
 		const char *r = s->mode == PARTIAL
 					? "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
 					: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n";
-		send_all(fd, r, strlen(r));
+		test_send_all(fd, r, strlen(r));
 		/* then nothing, until the client gives up and closes */
 		char c;
 		while (recv(fd, &c, 1, 0) > 0)
@@ -88,7 +61,7 @@ static void *serve(void *arg)
 		break;
 	}
 	case NOT_HTTP:
-		send_all(fd, "SSH-2.0-OpenSSH_9.2\r\n\r\n", 23);
+		test_send_all(fd, "SSH-2.0-OpenSSH_9.2\r\n\r\n", 23);
 		break;
 	}
 	close(fd);
