@@ -8,15 +8,15 @@
 # 2026-12-03) unchanged since its freeze but for cause-shown header lines;
 # and heldout2/ (split 2, consumed: training data since 2026-12-03): 62
 # excerpts, one per source, none used by another split, each batch
-# unchanged since its freeze commit; heldout3/ (split 3, the held-out
-# split): 87 excerpts, one per source, none used by another split,
-# unchanged since its freeze commit.
+# unchanged since its freeze commit; heldout3/ (split 3, consumed:
+# training data since 2026-12-03): 87 excerpts, one per source, none used
+# by another split, unchanged since its freeze commit.
 . "${LOBES_SRC:-.}/tests/lib.sh"
 LOGS="$SRC/tests/fixtures/logs"
 FREEZE=c0c0284ece61bb286fdf6571ffe4225974d8abc3
 # heldout2/ was frozen in two batches (heldout2/README.md)
 FREEZE2="cfd750fa1de6b91bab42b6e43ec86ffafa7382df 6bdbdae3a7f64d0cc1d9b5927df6f686e93203b0"
-# heldout3/ (split 3, the held-out split) was frozen in one commit
+# heldout3/ (split 3, consumed) was frozen in one commit
 FREEZE3=d48e4b466412e2c80547ea0e331a21ad8c5a1ac7
 
 # the side the draw rule (heldout/README.md) gives a source URL
