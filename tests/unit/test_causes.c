@@ -16,27 +16,6 @@
 
 #include "triage_helpers.h"
 
-static struct sigset none; /* no signature: the structure alone */
-
-static struct triage *verdict_of(const struct sigset *set, const char *text, struct triage_verdict *v)
-{
-	struct triage *t = run(set, text, 0);
-	triage_verdict(t, v);
-	return t;
-}
-
-static void expect_phase(const char *log, enum triage_phase want)
-{
-	struct triage_verdict v;
-	struct triage *t = verdict_of(&none, log, &v);
-	if (!v.fatal)
-		fail_msg("not fatal:\n%s", log);
-	if (v.phase != want)
-		fail_msg("phase %s, expected %s:\n%s", triage_phase_name(v.phase), triage_phase_name(want), log);
-	triage_free(t);
-}
-
-#define FRAME(path, fn) "  File \"/usr/lib/python3.12/site-packages/" path "\", line 10, in " fn "\n"
 
 /* The engine's loops, its output paths and the request handlers run only
  * once start-up is over: serving, whatever progress line came before. */

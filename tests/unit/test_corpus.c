@@ -349,8 +349,8 @@ static void test_floor_without_rows(void **state)
 	assert_true(floor_met("causes right", 0, 0, 80));
 	assert_true(floor_met("causes right", 4, 5, 80));
 	assert_false(floor_met("causes right", 3, 5, 80));
-	_cleanup_free_ char *none = ratio(0, 0);
-	assert_string_equal(none, "0/0 (n/a)");
+	_cleanup_free_ char *no_rows = ratio(0, 0);
+	assert_string_equal(no_rows, "0/0 (n/a)");
 	_cleanup_free_ char *some = ratio(1, 3);
 	assert_string_equal(some, "1/3 (33%)");
 }

@@ -14,8 +14,6 @@
 
 #include "triage_helpers.h"
 
-static struct sigset none;   /* no signature: the structure alone */
-
 static const char *frames =
 	"  File \"/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py\", line 700, in run_engine_core\n"
 	"    engine_core = EngineCoreProc(*args, **kwargs)\n"
@@ -58,7 +56,7 @@ static void test_process_kinds(void **state)
 }
 
 /* The verdict of text run with no signature. */
-static void verdict_of(const char *text, struct triage_verdict *v, struct triage **out)
+static void verdict_alone(const char *text, struct triage_verdict *v, struct triage **out)
 {
 	*out = run(&none, text, 0);
 	triage_verdict(*out, v);
@@ -80,7 +78,7 @@ static void test_chained(void **state)
 				      frames, banners[i], frames);
 		struct triage *t;
 		struct triage_verdict v;
-		verdict_of(log, &v, &t);
+		verdict_alone(log, &v, &t);
 		const struct triage_life *L = triage_life(t);
 		assert_true(v.fatal && v.structural);
 		assert_int_equal(L->n_tbs, 2);
@@ -111,7 +109,7 @@ static void test_survived(void **state)
 	struct triage *t;
 	struct triage_verdict v;
 	/* logged as a warning, the boot goes on */
-	verdict_of("WARNING 07-13 10:00:00 [utils.py:1] Traceback (most recent call last):\n"
+	verdict_alone("WARNING 07-13 10:00:00 [utils.py:1] Traceback (most recent call last):\n"
 		   "WARNING 07-13 10:00:00 [utils.py:1]   File \"/x/vllm/utils.py\", line 3, in probe\n"
 		   "WARNING 07-13 10:00:00 [utils.py:1] OSError: probe failed\n"
 		   "INFO 07-13 10:00:01 [loader.py:1] Loading weights took 3.1 seconds\n", &v, &t);
@@ -120,7 +118,7 @@ static void test_survived(void **state)
 	assert_false(triage_life(t)->tbs[0].fatal);
 	triage_free(t);
 	/* ... and it is not the root when the log later ends in an error */
-	verdict_of("WARNING 07-13 10:00:00 [utils.py:1] Traceback (most recent call last):\n"
+	verdict_alone("WARNING 07-13 10:00:00 [utils.py:1] Traceback (most recent call last):\n"
 		   "WARNING 07-13 10:00:00 [utils.py:1]   File \"/x/vllm/utils.py\", line 3, in probe\n"
 		   "WARNING 07-13 10:00:00 [utils.py:1] OSError: probe failed\n"
 		   "ERROR 07-13 10:00:01 [x.py:1] the frobnicator refused to frob\n", &v, &t);
@@ -129,7 +127,7 @@ static void test_survived(void **state)
 	assert_string_equal(v.message, "the frobnicator refused to frob");
 	triage_free(t);
 	/* a download that failed and was retried: the log goes on to start */
-	verdict_of("ERROR 07-13 10:00:00 [hf.py:1] Traceback (most recent call last):\n"
+	verdict_alone("ERROR 07-13 10:00:00 [hf.py:1] Traceback (most recent call last):\n"
 		   "ERROR 07-13 10:00:00 [hf.py:1]   File \"/x/huggingface_hub/file_download.py\", line 9, in get\n"
 		   "ERROR 07-13 10:00:00 [hf.py:1] requests.exceptions.ConnectionError: reset by peer\n"
 		   "INFO 07-13 10:00:05 [hf.py:2] retrying download\n"
@@ -138,7 +136,7 @@ static void test_survived(void **state)
 	assert_false(v.fatal);
 	triage_free(t);
 	/* a request the API server answered with 400 while serving */
-	verdict_of("INFO:     Application startup complete.\n"
+	verdict_alone("INFO:     Application startup complete.\n"
 		   "(APIServer pid=1) ERROR 07-13 10:02:00 [serving_chat.py:200] Error in preprocessing prompt inputs\n"
 		   "(APIServer pid=1) ERROR 07-13 10:02:00 [serving_chat.py:200] Traceback (most recent call last):\n"
 		   "(APIServer pid=1) ERROR 07-13 10:02:00 [serving_chat.py:200]   File \"/x/vllm/entrypoints/openai/serving_chat.py\", line 183, in create_chat_completion\n"
@@ -148,14 +146,14 @@ static void test_survived(void **state)
 	assert_false(v.fatal);
 	triage_free(t);
 	/* the same request error, pasted without the start (a request's frames) */
-	verdict_of("(APIServer pid=1) ERROR 07-13 10:02:00 [serving_chat.py:200] Traceback (most recent call last):\n"
+	verdict_alone("(APIServer pid=1) ERROR 07-13 10:02:00 [serving_chat.py:200] Traceback (most recent call last):\n"
 		   "(APIServer pid=1) ERROR 07-13 10:02:00 [serving_chat.py:200]   File \"/x/vllm/entrypoints/openai/serving_chat.py\", line 183, in create_chat_completion\n"
 		   "(APIServer pid=1) ERROR 07-13 10:02:00 [serving_chat.py:200] ValueError: This model's maximum context length is 4096 tokens.\n",
 		   &v, &t);
 	assert_false(v.fatal);
 	triage_free(t);
 	/* an interrupt is a stop, not a failure */
-	verdict_of("Traceback (most recent call last):\n  File \"/x/vllm/entrypoints/cli/main.py\", line 3, in main\n"
+	verdict_alone("Traceback (most recent call last):\n  File \"/x/vllm/entrypoints/cli/main.py\", line 3, in main\n"
 		   "KeyboardInterrupt\n", &v, &t);
 	assert_false(v.fatal);
 	triage_free(t);
@@ -167,7 +165,7 @@ static void test_serving_crash(void **state)
 	(void)state;
 	struct triage *t;
 	struct triage_verdict v;
-	verdict_of("(APIServer pid=1) INFO:     Application startup complete.\n"
+	verdict_alone("(APIServer pid=1) INFO:     Application startup complete.\n"
 		   "(APIServer pid=1) INFO 07-13 10:05:00 [loggers.py:1] Engine 000: Avg prompt throughput: 10.0 tokens/s\n"
 		   "(EngineCore_DP0 pid=77) ERROR 07-13 10:06:00 [core.py:1] EngineCore encountered a fatal error.\n"
 		   "(EngineCore_DP0 pid=77) ERROR 07-13 10:06:00 [core.py:1] Traceback (most recent call last):\n"
@@ -186,19 +184,19 @@ static void test_serving_crash(void **state)
 	triage_free(t);
 	/* an API server traceback while serving, with no death after it, is a
 	 * request's; the same with the engine dead after it is fatal */
-	verdict_of("INFO:     Application startup complete.\n"
+	verdict_alone("INFO:     Application startup complete.\n"
 		   "Traceback (most recent call last):\n  File \"/x/vllm/entrypoints/x.py\", line 1, in handle\n"
 		   "ValueError: odd request\nINFO 07-13 10:07:00 [loggers.py:1] Avg prompt throughput: 1.0 tokens/s\n",
 		   &v, &t);
 	assert_false(v.fatal);
 	triage_free(t);
 	/* ... also when the paste ends with it */
-	verdict_of("INFO:     Application startup complete.\n"
+	verdict_alone("INFO:     Application startup complete.\n"
 		   "Traceback (most recent call last):\n  File \"/x/vllm/entrypoints/x.py\", line 1, in handle\n"
 		   "ValueError: odd request\n", &v, &t);
 	assert_false(v.fatal);
 	triage_free(t);
-	verdict_of("INFO:     Application startup complete.\n"
+	verdict_alone("INFO:     Application startup complete.\n"
 		   "Traceback (most recent call last):\n  File \"/x/vllm/entrypoints/x.py\", line 1, in handle\n"
 		   "ValueError: odd request\nERROR 07-13 10:07:00 [async_llm.py:1] AsyncLLM output_handler failed.\n",
 		   &v, &t);
@@ -223,7 +221,7 @@ static void test_native_death(void **state)
 		char *log = xasprintf("INFO 07-13 10:00:00 [loader.py:1] Starting to load model /models/x...\n%s", ends[i]);
 		struct triage *t;
 		struct triage_verdict v;
-		verdict_of(log, &v, &t);
+		verdict_alone(log, &v, &t);
 		if (!v.fatal)
 			fail_msg("'%s' is not fatal", ends[i]);
 		assert_null(v.type); /* no Python exception */
@@ -249,7 +247,7 @@ static void test_container_runtime(void **state)
 	for (size_t i = 0; i < ARRAY_SIZE(errs); i++) {
 		struct triage *t;
 		struct triage_verdict v;
-		verdict_of(errs[i], &v, &t);
+		verdict_alone(errs[i], &v, &t);
 		assert_true(v.fatal && v.structural);
 		assert_null(v.type);
 		assert_int_equal(v.phase, PHASE_PRESTART);
@@ -271,39 +269,39 @@ static void test_markers(void **state)
 	(void)state;
 	struct triage *t;
 	struct triage_verdict v;
-	verdict_of("vllm-1  | INFO:     Application startup complete.\nvllm-1 exited with code 0\n", &v, &t);
+	verdict_alone("vllm-1  | INFO:     Application startup complete.\nvllm-1 exited with code 0\n", &v, &t);
 	assert_false(v.fatal);
 	assert_int_equal(triage_life(t)->startup_line, 1);
 	triage_free(t);
-	verdict_of("vllm-1  | INFO 07-13 10:00:00 [loader.py:1] Loading weights took 3.0 seconds\nvllm-1 exited with code 137\n", &v, &t);
+	verdict_alone("vllm-1  | INFO 07-13 10:00:00 [loader.py:1] Loading weights took 3.0 seconds\nvllm-1 exited with code 137\n", &v, &t);
 	assert_true(v.fatal);
 	assert_int_equal(triage_life(t)->death->code, 137);
 	triage_free(t);
 	/* V0's front end: the engine process failed to start */
-	verdict_of("INFO 07-13 10:00:00 [api_server.py:1] vLLM API server version 0.6.3\n"
+	verdict_alone("INFO 07-13 10:00:00 [api_server.py:1] vLLM API server version 0.6.3\n"
 		   "RuntimeError: Engine process failed to start. See stack trace for the root cause.\n", &v, &t);
 	assert_true(v.fatal);
 	triage_free(t);
 	/* V1: a worker's fatal signal */
-	verdict_of("CRITICAL 07-13 10:00:00 [core_client.py:1] Got fatal signal from worker processes, shutting down. "
+	verdict_alone("CRITICAL 07-13 10:00:00 [core_client.py:1] Got fatal signal from worker processes, shutting down. "
 		   "See stack trace above for root cause issue.\n"
 		   "INFO 07-13 10:00:00 [x.py:1] shutdown\n", &v, &t);
 	assert_true(v.fatal);
 	assert_int_equal(triage_life(t)->death->kind, EV_FATAL_SIGNAL);
 	triage_free(t);
 	/* never started, ends in an error line no signature knows */
-	verdict_of("INFO 07-13 10:00:00 [api_server.py:1] vLLM API server version 0.11.0\n"
+	verdict_alone("INFO 07-13 10:00:00 [api_server.py:1] vLLM API server version 0.11.0\n"
 		   "ERROR 07-13 10:00:01 [x.py:1] the frobnicator refused to frob\n", &v, &t);
 	assert_true(v.fatal && v.structural);
 	assert_string_equal(v.message, "the frobnicator refused to frob");
 	triage_free(t);
 	/* a boot that stops before startup on an INFO line is not fatal */
-	verdict_of("INFO 07-13 10:00:00 [api_server.py:1] vLLM API server version 0.11.0\n"
+	verdict_alone("INFO 07-13 10:00:00 [api_server.py:1] vLLM API server version 0.11.0\n"
 		   "INFO 07-13 10:00:01 [loader.py:1] Starting to load model x...\n", &v, &t);
 	assert_false(v.fatal);
 	triage_free(t);
 	/* a failure before startup, then startup after a restart: recovered */
-	verdict_of("vllm-1 exited with code 1\nINFO:     Application startup complete.\n", &v, &t);
+	verdict_alone("vllm-1 exited with code 1\nINFO:     Application startup complete.\n", &v, &t);
 	assert_false(v.fatal);
 	triage_free(t);
 }
@@ -335,7 +333,7 @@ static void test_phases(void **state)
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct triage *t;
 		struct triage_verdict v;
-		verdict_of(cases[i].log, &v, &t);
+		verdict_alone(cases[i].log, &v, &t);
 		assert_true(v.fatal);
 		if (v.phase != cases[i].want)
 			fail_msg("case %zu: phase %s, expected %s", i, triage_phase_name(v.phase),
@@ -351,7 +349,7 @@ static void test_cut_traceback(void **state)
 	(void)state;
 	struct triage *t;
 	struct triage_verdict v;
-	verdict_of("  File \"/x/vllm/v1/worker/gpu_model_runner.py\", line 2200, in capture_model\n"
+	verdict_alone("  File \"/x/vllm/v1/worker/gpu_model_runner.py\", line 2200, in capture_model\n"
 		   "    self._capture_cudagraphs(\n"
 		   "  File \"/x/torch/cuda/graphs.py\", line 88, in capture_end\n"
 		   "    super().capture_end()\n", &v, &t);

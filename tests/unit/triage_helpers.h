@@ -1,7 +1,8 @@
 /*
  * triage_helpers.h — what the triage unit tests share: the shipped
  * signatures loaded once per group (setup/teardown), running a signature
- * set over a text, and listing its matches.
+ * set over a text, listing its matches, and the verdict and phase of a
+ * text read by the structure alone (the empty set `none`).
  */
 #ifndef LOBES_TRIAGE_HELPERS_H
 #define LOBES_TRIAGE_HELPERS_H
@@ -56,5 +57,32 @@ static inline char *summary(const struct triage *t)
 	}
 	return s;
 }
+
+/* No signature: the structure alone. */
+static struct sigset none __attribute__((unused));
+
+/* Run set over text and take its verdict into v; the caller frees. */
+static inline struct triage *verdict_of(const struct sigset *set, const char *text,
+					struct triage_verdict *v)
+{
+	struct triage *t = run(set, text, 0);
+	triage_verdict(t, v);
+	return t;
+}
+
+/* The structure alone calls log fatal, in phase want. */
+static inline void expect_phase(const char *log, enum triage_phase want)
+{
+	struct triage_verdict v;
+	struct triage *t = verdict_of(&none, log, &v);
+	if (!v.fatal)
+		fail_msg("not fatal:\n%s", log);
+	if (v.phase != want)
+		fail_msg("phase %s, expected %s:\n%s", triage_phase_name(v.phase), triage_phase_name(want), log);
+	triage_free(t);
+}
+
+/* A traceback frame under site-packages. */
+#define FRAME(path, fn) "  File \"/usr/lib/python3.12/site-packages/" path "\", line 10, in " fn "\n"
 
 #endif
