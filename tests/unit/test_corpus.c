@@ -121,12 +121,9 @@ static const char *const pending[] = {
 	"vllm-6746-8xh100-405b-fp8-shard-loading.log",
 	/* split 3 (heldout3/), consumed */
 	"glm-v-208-glm45v-routes-then-engine-core-died.log",
-	"gnn4taskplan-9-fastchat-vllm-worker-after-engine-init.log",
 	"gpustack-2769-v0101-rtx5090-vl-api-server-engine-init.log",
-	"llmflux-85-apiserver-chat-template-400-served-clean.log",
 	"qwen3-vl-345-v0-tp8-weights-loaded-then-error.log",
 	"spark-vllm-docker-16-nightly-cluster-crash-shutdown.log",
-	"transformerlab-1334-dgx-spark-vllm-server-import-traceback.log",
 	"unsloth-3732-qwen3-vl-bnb4bit-uv-serve-api-server-traceback.log",
 	"vllm-17666-qwen3-30b-a3b-v0-shards-loaded-then-error.log",
 	"vllm-17756-tp8-workers-nccl-before-executor-error.log",

@@ -56,6 +56,11 @@ static const struct marker markers[] = {
 	{ "ActorDiedError", EV_PROC_DIED },
 	{ "The actor died", EV_PROC_DIED },
 	{ "exited with code", EV_EXIT },
+	/* kubectl describe's container state, systemd's unit */
+	{ "Exit Code:", EV_EXIT },
+	{ "Main process exited", EV_EXIT },
+	/* Ray: a worker process gone under a task */
+	{ "A worker died or was killed", EV_PROC_DIED },
 	{ "Back-off restarting failed container", EV_RESTART },
 	{ "CrashLoopBackOff", EV_RESTART },
 	{ "Segmentation fault", EV_NATIVE },
@@ -70,6 +75,14 @@ static const struct marker markers[] = {
 	{ "*** SIGILL received at", EV_NATIVE },
 	{ "*** SIGFPE received at", EV_NATIVE },
 	{ "==== backtrace (tid", EV_NATIVE },
+	/* glibc's aborts on a damaged heap or stack */
+	{ "double free or corruption", EV_NATIVE },
+	{ "free(): invalid pointer", EV_NATIVE },
+	{ "stack smashing detected", EV_NATIVE },
+	/* torchrun's report of the signal a worker died of */
+	{ "(SIGSEGV) received by PID", EV_NATIVE },
+	{ "(SIGABRT) received by PID", EV_NATIVE },
+	{ "(SIGKILL) received by PID", EV_KILLED },
 	{ "Watchdog caught collective operation timeout", EV_WATCHDOG },
 	{ "Some NCCL operations have failed or timed out", EV_WATCHDOG },
 	{ "ncclCommWatchdog", EV_WATCHDOG },
@@ -77,12 +90,21 @@ static const struct marker markers[] = {
 	{ "Heartbeat monitor timed out", EV_WATCHDOG },
 	{ "Killed process", EV_KILLED },
 	{ "Memory cgroup out of memory", EV_KILLED },
+	/* Ray's memory monitor kills a task's worker */
+	{ "node running low on memory", EV_KILLED },
 	{ "Error response from daemon", EV_RUNTIME },
 	{ "nvidia-container-cli", EV_RUNTIME },
 	{ "OCI runtime create failed", EV_RUNTIME },
 	{ "could not select device driver", EV_RUNTIME },
 	{ "exec format error", EV_RUNTIME },
 	{ "unknown or invalid runtime name", EV_RUNTIME },
+	{ "failed to create shim task", EV_RUNTIME },
+	/* an image with no build for this host (arm64: Jetson, GB10) */
+	{ "no matching manifest for", EV_RUNTIME },
+	/* Kubernetes never ran the container: no image, no GPU to place it on */
+	{ "ImagePullBackOff", EV_RUNTIME },
+	{ "ErrImagePull", EV_RUNTIME },
+	{ "Insufficient nvidia.com/gpu", EV_RUNTIME },
 	{ "vLLM API server version", EV_BOOT },
 	{ "Initializing an LLM engine", EV_BOOT },
 	{ "Initializing a V1 LLM engine", EV_BOOT },
@@ -155,6 +177,25 @@ static bool fatal_kind(enum triage_event_kind k, int code)
 	}
 }
 
+/* The code an exit line names (`exited with code 1`, `Exit Code:  137`,
+ * systemd's `code=exited, status=1/FAILURE`): the first number within 32
+ * bytes after the marker, or -1. */
+static int exit_code(const char *buf)
+{
+	static const char *const words[] = { "exited with code", "Exit Code:", "Main process exited" };
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++) {
+		const char *c = strstr(buf, words[i]);
+		if (!c)
+			continue;
+		c += strlen(words[i]);
+		for (int k = 0; k < 32 && *c; k++, c++)
+			if ((*c >= '0' && *c <= '9') || (*c == '-' && c[1] >= '0' && c[1] <= '9'))
+				return (int)strtol(c, NULL, 10);
+		return -1;
+	}
+	return -1;
+}
+
 /* Record an event (the text is normalised from the raw line). */
 static void add_event(struct triage *t, enum triage_event_kind kind, uint64_t line, const char *ls,
 		      const char *le, enum triage_phase phase)
@@ -167,11 +208,8 @@ static void add_event(struct triage *t, enum triage_event_kind kind, uint64_t li
 	struct norm k;
 	size_t w = norm_line(ls, n, buf, &k);
 	buf[w] = '\0';
-	if (kind == EV_EXIT) {
-		const char *c = strstr(buf, "exited with code");
-		if (c)
-			ev.code = (int)strtol(c + strlen("exited with code"), NULL, 10);
-	}
+	if (kind == EV_EXIT)
+		ev.code = exit_code(buf);
 	if (kind == EV_STARTUP) {
 		if (!lc->first_startup)
 			lc->first_startup = line;
@@ -266,7 +304,9 @@ void lc_tb_begin(struct triage *t, const char *s, const char *e, const char *ls,
 void lc_tb_line(struct triage *t, const struct norm *k, size_t len)
 {
 	struct lifecycle *lc = &t->lc;
-	if (!lc->cur_open || k->kind != NK_INDENT)
+	/* a wrapper that relays the lines may have taken the frames'
+	 * indentation away (`[vLLM] File "...", line 5, in <module>`) */
+	if (!lc->cur_open || (k->kind != NK_INDENT && k->kind != NK_CONT))
 		return;
 	if (!lc_frame(t->scratch + k->body, len - k->body, &lc->cur.frame, &lc->cur_strong, &lc->cur_weak,
 		      &lc->cur.request))

@@ -259,6 +259,32 @@ static size_t rank_prefix(const char *p, size_t len)
 	return i + 2 < len && p[i + 2] == ' ' ? i + 3 : i + 2;
 }
 
+/* A wrapper's tag in front of each line it relays from vLLM: `[vLLM] `,
+ * `[Info] (Process) `: a bracketed name (a letter, then letters, digits,
+ * `_.-`, at most 24 bytes, with a small letter in it: an all-capitals
+ * `[ERROR]` is a record's own level), then optionally a parenthesized
+ * name. What follows is the line as the wrapped program printed it. */
+static size_t tag_prefix(const char *p, size_t len)
+{
+	if (len < 5 || p[0] != '[' || !is_alpha(p[1]))
+		return 0;
+	size_t i = 1;
+	bool lower = false;
+	while (i < len && i <= 25 && (is_word(p[i]) || p[i] == '.' || p[i] == '-'))
+		lower |= is_lower(p[i++]);
+	if (!lower || i > 25 || i + 2 >= len || p[i] != ']' || p[i + 1] != ' ' || is_space(p[i + 2]))
+		return 0;
+	i += 2;
+	if (p[i] == '(') {
+		size_t j = i + 1;
+		while (j < len && j - i <= 25 && is_word(p[j]))
+			j++;
+		if (j > i + 1 && j + 1 < len && p[j] == ')' && p[j + 1] == ' ')
+			i = j + 2;
+	}
+	return i;
+}
+
 static size_t layer(const char *p, size_t len)
 {
 	size_t k;
@@ -266,7 +292,7 @@ static size_t layer(const char *p, size_t len)
 	if (len > 2 && (p[0] == '-' || p[0] == '*') && p[1] == ' ' && layer(p + 2, len - 2))
 		return 2;
 	if ((k = quote_prefix(p, len)) || (k = rank_prefix(p, len)) || (k = compose_prefix(p, len)) || (k = iso_prefix(p, len)) || (k = journald_prefix(p, len)) ||
-	    (k = kubectl_prefix(p, len)) || (k = process_prefix(p, len)))
+	    (k = kubectl_prefix(p, len)) || (k = process_prefix(p, len)) || (k = tag_prefix(p, len)))
 		return k;
 	return 0;
 }

@@ -132,11 +132,11 @@ static bool error_line(const char *m, size_t n, const struct norm *k, bool tb_op
 	free(frame);
 	if (ipy)
 		return true;
-	if (k->kind == NK_INDENT) {
+	if (k->kind == NK_INDENT || k->kind == NK_CONT) {
 		size_t i = 0;
 		while (i < n && (m[i] == ' ' || m[i] == '\t'))
 			i++;
-		if (tb_open || (n - i > 6 && memcmp(m + i, "File \"", 6) == 0))
+		if ((tb_open && k->kind == NK_INDENT) || (n - i > 6 && memcmp(m + i, "File \"", 6) == 0))
 			return true;
 	}
 	/* NCCL unwinding a failure: `NCCL INFO file.cc:12 -> 2` */
@@ -257,7 +257,8 @@ static void tail_exceptions(struct triage *t, const char *lo, uint64_t first)
 			prev_exc = false;
 			continue;
 		}
-		if ((l->k.kind == NK_INDENT && lc_frame(l->m, l->mn, &cur.frame, &strong, &weak, &cur.request)) ||
+		if (((l->k.kind == NK_INDENT || l->k.kind == NK_CONT) &&
+		     lc_frame(l->m, l->mn, &cur.frame, &strong, &weak, &cur.request)) ||
 		    (!l->k.quiet_level && lc_ipy_frame(l->m, l->mn, &cur.frame, &strong, &weak))) {
 			if (!open) {
 				open = true;

@@ -257,6 +257,9 @@ void lc_add_event(struct triage *t, enum triage_event_kind kind, uint64_t line, 
 /* The phase of a failure at line: serving once startup had completed
  * before it, else ph (load when unknown). verdict.c */
 enum triage_phase lc_phase_of(const struct lifecycle *lc, uint64_t line, enum triage_phase ph);
+/* Whether line lies in a traceback its process survived (after
+ * triage_life has judged the tracebacks). verdict.c */
+bool lc_in_survived(const struct lifecycle *lc, uint64_t line);
 /* The phase the last progress line in [lo, p) names. */
 enum triage_phase lc_phase_back(const char *lo, const char *p);
 void lc_free(struct triage *t);

@@ -209,8 +209,13 @@ size_t triage_causes(const struct triage *t, const struct triage_match **out, si
 	size_t n = t->set->n, k = 0;
 	const struct triage_match **c = xcalloc(n + 1, sizeof(*c));
 	bool specific = false;
+	const struct triage_life *L = t->lc.finished ? triage_life(t) : NULL;
 	for (size_t i = 0; i < n; i++) {
 		if (!t->has_first[i] || t->set->sigs[i].severity != SEV_FATAL)
+			continue;
+		/* an exception its process survived (a request's error answered
+		 * with 400, a retried step) is not what killed anything */
+		if (L && lc_in_survived(&t->lc, t->first[i].line_no))
 			continue;
 		bool superseded = false;
 		for (size_t j = 0; j < n && !superseded; j++)
@@ -226,7 +231,6 @@ size_t triage_causes(const struct triage *t, const struct triage_match **out, si
 		if (!specific || !c[i]->sig->generic)
 			c[w++] = c[i];
 	rank_t = t;
-	const struct triage_life *L = t->lc.finished ? triage_life(t) : NULL;
 	rank_root = L && L->fatal && L->root ? L->root->root_line : 0;
 	qsort(c, w, sizeof(*c), rank_cmp);
 	for (size_t i = 0; i < w && i < max; i++)

@@ -118,7 +118,11 @@ static bool tb_fatal(const struct lifecycle *lc, const struct triage_tb *tb)
 	bool serving = (lc->first_startup && lc->first_startup < tb->line_no) || tb->at == PHASE_SERVING;
 	if (tb->request)
 		return death_after(lc, end, false);
-	if (serving)
+	/* a paste that ends inside a traceback (no exception line yet), of a
+	 * server never seen started: what the process was doing died there,
+	 * whatever its progress lines said it was at */
+	bool cut_at_end = !tb->root_line && !lc->first_startup && lc->error_line >= tb->line_no;
+	if (serving && !cut_at_end)
 		return death_after(lc, end, true) ||
 		       ((tb->proc == PROC_ENGINE || tb->proc == PROC_WORKER) && lc->error_line);
 	if (lc->last_startup > tb->line_no)
@@ -128,7 +132,7 @@ static bool tb_fatal(const struct lifecycle *lc, const struct triage_tb *tb)
 
 /* Whether line lies in a traceback the process survived (judged by
  * tb_fatal, which already weighed how the log ends). */
-static bool in_survived(const struct lifecycle *lc, uint64_t line)
+bool lc_in_survived(const struct lifecycle *lc, uint64_t line)
 {
 	for (size_t i = 0; i < lc->n_tbs; i++) {
 		const struct triage_tb *tb = &lc->tbs[i];
@@ -196,7 +200,7 @@ const struct triage_life *triage_life(const struct triage *ct)
 		if (death_event(&lc->events[i]) && !(lc->last_startup > lc->events[i].line_no))
 			L->death = &lc->events[i];
 	bool ends_badly = lc->error_line && !(lc->last_startup > lc->error_line) &&
-			  (!lc->first_startup || lc->error_shutdown) && !in_survived(lc, lc->error_line);
+			  (!lc->first_startup || lc->error_shutdown) && !lc_in_survived(lc, lc->error_line);
 	L->fatal = any_tb || L->death || ends_badly;
 	if (!L->fatal) {
 		enum triage_phase at = lc->first_startup || !lc->tail_len
@@ -212,7 +216,8 @@ const struct triage_life *triage_life(const struct triage *ct)
 		L->root_frame = L->root->frame;
 		L->root_line = L->root->root_line ? L->root->root_line : L->root->line_no;
 		L->phase = lc_phase_of(lc, L->root->line_no, L->root->phase);
-	} else if (lc->error_line && !lc->error_native) {
+	} else if (lc->error_line && !lc->error_native && !(L->death && L->death->kind == EV_RUNTIME)) {
+		/* (the container runtime's refusal is its own root: vLLM never ran) */
 		L->root_type = lc->error_type;
 		L->root_message = lc->error_message;
 		L->root_line = lc->error_line;
