@@ -2,8 +2,9 @@
  * test_lifecycle3.c — the rules written from the consumed held-out split 3
  * (tests/fixtures/logs/heldout3/): a fatal signature inside a traceback its
  * process survived names no cause and flags nothing; a wrapper's tag in
- * front of the lines it relays from vLLM is peeled, and frames whose
- * indentation a wrapper took are still frames; a paste that ends inside a traceback of a server never
+ * front of the lines it relays from vLLM is peeled, and so is stern's
+ * `<pod> <container> `; frames whose indentation a wrapper took are still
+ * frames; a paste that ends inside a traceback of a server never
  * seen started is fatal whatever phase its progress lines name; deaths
  * more runtimes print (exit codes of kubectl describe and systemd, Ray's
  * dead workers, glibc aborts, torchrun's signals, containerd and
@@ -48,6 +49,15 @@ static void test_survived_signature(void **state)
 	assert_non_null(v.cause);
 	assert_string_equal(v.cause->sig->id, "chat-template-missing");
 	triage_free(t);
+	/* followed by other lines but no answer: nothing says it survived,
+	 * the signature still names the cause */
+	char *more = xasprintf("%s(APIServer pid=9) INFO 03-05 16:30:28 [loggers.py:1] Engine 000: Avg prompt "
+			       "throughput: 0.0 tokens/s\n", tb);
+	t = verdict_of(&shipped, more, &v);
+	assert_true(v.fatal);
+	assert_non_null(v.cause);
+	triage_free(t);
+	free(more);
 }
 
 /* A wrapper's tag in front of each relayed line goes: `[vLLM] `, a
@@ -77,6 +87,47 @@ static void test_tag_prefix(void **state)
 		if (strcmp(out, cases[i].out))
 			fail_msg("case %zu: '%s', expected '%s'", i, out, cases[i].out);
 	}
+}
+
+/* stern's `<pod> <container> ` prefix goes where a vLLM line follows it,
+ * so the API server's traceback under it is read (its process, its root);
+ * two words before a message that is not a vLLM line stay. */
+static void test_pod_prefix(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "ms-decode-6c8f9c4df6-vh88z vllm (APIServer pid=1) ERROR 10-27 22:25:30 [async_llm.py:480] x",
+		  "ERROR 10-27 22:25:30 [async_llm.py:480] x" },
+		{ "vllm-7d9f8b-abcde server INFO 10-27 22:25:30 [api_server.py:1] x",
+		  "INFO 10-27 22:25:30 [api_server.py:1] x" },
+		{ "vllm-7d9f8b-abcde main 2025-10-27T22:25:30Z INFO x", "INFO x" },
+		{ "node-exporter-1 said hello there", "node-exporter-1 said hello there" },
+		{ "nohyphens vllm INFO x", "nohyphens vllm INFO x" },
+		{ "Pod-Name-1 vllm INFO x", "Pod-Name-1 vllm INFO x" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char out[256];
+		struct norm k;
+		size_t n = norm_line(cases[i].in, strlen(cases[i].in), out, &k);
+		out[n] = '\0';
+		if (strcmp(out, cases[i].out))
+			fail_msg("case %zu: '%s', expected '%s'", i, out, cases[i].out);
+	}
+	const char *log =
+		"ms-decode-6c8f9c4df6-vh88z vllm (APIServer pid=1) ERROR 10-27 22:25:30 [async_llm.py:480] Traceback (most recent call last):\n"
+		"ms-decode-6c8f9c4df6-vh88z vllm (APIServer pid=1) ERROR 10-27 22:25:30 [async_llm.py:480]   File "
+		"\"/opt/vllm/vllm/v1/engine/async_llm.py\", line 439, in output_handler\n"
+		"ms-decode-6c8f9c4df6-vh88z vllm (APIServer pid=1) ERROR 10-27 22:25:30 [async_llm.py:480] "
+		"vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.\n";
+	struct triage_verdict v;
+	struct triage *t = verdict_of(&none, log, &v);
+	assert_true(v.fatal);
+	assert_string_equal(v.type, "vllm.v1.engine.exceptions.EngineDeadError");
+	assert_string_equal(v.process, "api-server");
+	assert_int_equal(v.phase, PHASE_SERVING);
+	triage_free(t);
 }
 
 #define INIT_DONE "INFO 03-27 11:37:40 [core.py:151] init engine (profile, create kv cache, warmup model) took 64.76 seconds\n"
@@ -208,6 +259,7 @@ int main(void)
 		cmocka_unit_test(test_cut_at_end),
 		cmocka_unit_test(test_unindented_frames),
 		cmocka_unit_test(test_more_deaths),
+		cmocka_unit_test(test_pod_prefix),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

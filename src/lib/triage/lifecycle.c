@@ -109,6 +109,9 @@ static const struct marker markers[] = {
 	{ "Initializing an LLM engine", EV_BOOT },
 	{ "Initializing a V1 LLM engine", EV_BOOT },
 	{ "Shutting down", EV_SHUTDOWN },
+	/* an access-log line: the server answered a request (no event: a
+	 * traceback before it was survived, see lc_survived_surely) */
+	{ "HTTP/1.1\" ", EV_KINDS },
 };
 
 size_t lc_marker_count(void)
@@ -233,6 +236,10 @@ void lc_marker(struct triage *t, const char *s, const char *e, const char *ls, c
 	const struct marker *m = &markers[k];
 	if (!memmem(ls, (size_t)(le - ls), m->text, strlen(m->text)))
 		return; /* a window of it, not the whole text */
+	if (m->kind == EV_KINDS) {
+		t->lc.last_answer = line_at(t, ls);
+		return;
+	}
 	if (ls == t->lc.last_ls && t->lc.last_kind == (int)m->kind)
 		return;
 	t->lc.last_ls = ls;

@@ -259,6 +259,33 @@ static size_t rank_prefix(const char *p, size_t len)
 	return i + 2 < len && p[i + 2] == ' ' ? i + 3 : i + 2;
 }
 
+static int level_word(const char *p, size_t len, size_t *end);
+
+static bool is_dns(char c) { return is_lower(c) || is_digit(c) || c == '-'; }
+
+/* stern's and kubetail's prefix: `<pod> <container> `, the pod's name as
+ * Kubernetes makes it (small letters, digits and hyphens, at least one
+ * hyphen: its controller's hash), then the container's; taken only where
+ * a vLLM line follows it (a process prefix, a level or a date). */
+static size_t pod_prefix(const char *p, size_t len)
+{
+	size_t i = 0, hy = 0;
+	while (i < len && i < 253 && (is_dns(p[i]) || p[i] == '.'))
+		hy += p[i++] == '-';
+	if (i < 8 || !hy || !is_lower(p[0]) || i >= len || p[i] != ' ')
+		return 0;
+	size_t c = ++i;
+	while (i < len && i - c < 64 && is_dns(p[i]))
+		i++;
+	if (i == c || !is_lower(p[c]) || i + 1 >= len || p[i] != ' ')
+		return 0;
+	i++;
+	size_t e;
+	if (p[i] == '(' || level_word(p + i, len - i, &e) >= 0 || (is_digit(p[i]) && digits(p, len, i, 4)))
+		return i;
+	return 0;
+}
+
 /* A wrapper's tag in front of each line it relays from vLLM: `[vLLM] `,
  * `[Info] (Process) `: a bracketed name (a letter, then letters, digits,
  * `_.-`, at most 24 bytes, with a small letter in it: an all-capitals
@@ -292,7 +319,8 @@ static size_t layer(const char *p, size_t len)
 	if (len > 2 && (p[0] == '-' || p[0] == '*') && p[1] == ' ' && layer(p + 2, len - 2))
 		return 2;
 	if ((k = quote_prefix(p, len)) || (k = rank_prefix(p, len)) || (k = compose_prefix(p, len)) || (k = iso_prefix(p, len)) || (k = journald_prefix(p, len)) ||
-	    (k = kubectl_prefix(p, len)) || (k = process_prefix(p, len)) || (k = tag_prefix(p, len)))
+	    (k = kubectl_prefix(p, len)) || (k = process_prefix(p, len)) || (k = tag_prefix(p, len)) ||
+	    (k = pod_prefix(p, len)))
 		return k;
 	return 0;
 }

@@ -75,6 +75,7 @@ struct lifecycle {
 	size_t n_events, alloc_events;
 	uint64_t last_death;      /* line of the last fatal event (0 none) */
 	uint64_t first_startup, last_startup;
+	uint64_t last_answer;     /* the last HTTP response the server logged (0 none) */
 	unsigned procs;
 	const char *last_ls;      /* the last marker line (one event per line and kind) */
 	int last_kind;
@@ -257,9 +258,11 @@ void lc_add_event(struct triage *t, enum triage_event_kind kind, uint64_t line, 
 /* The phase of a failure at line: serving once startup had completed
  * before it, else ph (load when unknown). verdict.c */
 enum triage_phase lc_phase_of(const struct lifecycle *lc, uint64_t line, enum triage_phase ph);
-/* Whether line lies in a traceback its process survived (after
- * triage_life has judged the tracebacks). verdict.c */
-bool lc_in_survived(const struct lifecycle *lc, uint64_t line);
+/* Whether line lies in a traceback its process is known to have survived
+ * (after triage_life has judged the tracebacks): not fatal, and logged as
+ * a warning, a stop, a request's, or followed by startup complete (a
+ * retried start) or by the server answering a request. verdict.c */
+bool lc_survived_surely(const struct lifecycle *lc, uint64_t line);
 /* The phase the last progress line in [lo, p) names. */
 enum triage_phase lc_phase_back(const char *lo, const char *p);
 void lc_free(struct triage *t);

@@ -215,7 +215,7 @@ size_t triage_causes(const struct triage *t, const struct triage_match **out, si
 			continue;
 		/* an exception its process survived (a request's error answered
 		 * with 400, a retried step) is not what killed anything */
-		if (L && lc_in_survived(&t->lc, t->first[i].line_no))
+		if (L && lc_survived_surely(&t->lc, t->first[i].line_no))
 			continue;
 		bool superseded = false;
 		for (size_t j = 0; j < n && !superseded; j++)

@@ -132,12 +132,26 @@ static bool tb_fatal(const struct lifecycle *lc, const struct triage_tb *tb)
 
 /* Whether line lies in a traceback the process survived (judged by
  * tb_fatal, which already weighed how the log ends). */
-bool lc_in_survived(const struct lifecycle *lc, uint64_t line)
+static bool in_survived(const struct lifecycle *lc, uint64_t line)
 {
 	for (size_t i = 0; i < lc->n_tbs; i++) {
 		const struct triage_tb *tb = &lc->tbs[i];
 		if (!tb->fatal && tb->line_no <= line &&
 		    (!tb->root_line || tb->root_line >= line))
+			return true;
+	}
+	return false;
+}
+
+bool lc_survived_surely(const struct lifecycle *lc, uint64_t line)
+{
+	for (size_t i = 0; i < lc->n_tbs; i++) {
+		const struct triage_tb *tb = &lc->tbs[i];
+		uint64_t end = tb->root_line ? tb->root_line : tb->line_no;
+		if (tb->fatal || tb->line_no > line || (tb->root_line && tb->root_line < line))
+			continue;
+		if (tb->quiet || tb_benign(tb) || tb->request || lc->last_startup > tb->line_no ||
+		    lc->last_answer > end)
 			return true;
 	}
 	return false;
@@ -200,7 +214,7 @@ const struct triage_life *triage_life(const struct triage *ct)
 		if (death_event(&lc->events[i]) && !(lc->last_startup > lc->events[i].line_no))
 			L->death = &lc->events[i];
 	bool ends_badly = lc->error_line && !(lc->last_startup > lc->error_line) &&
-			  (!lc->first_startup || lc->error_shutdown) && !lc_in_survived(lc, lc->error_line);
+			  (!lc->first_startup || lc->error_shutdown) && !in_survived(lc, lc->error_line);
 	L->fatal = any_tb || L->death || ends_badly;
 	if (!L->fatal) {
 		enum triage_phase at = lc->first_startup || !lc->tail_len
