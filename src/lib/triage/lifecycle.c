@@ -109,9 +109,11 @@ static const struct marker markers[] = {
 	{ "Initializing an LLM engine", EV_BOOT },
 	{ "Initializing a V1 LLM engine", EV_BOOT },
 	{ "Shutting down", EV_SHUTDOWN },
-	/* an access-log line: the server answered a request (no event: a
-	 * traceback before it was survived, see lc_survived_surely) */
-	{ "HTTP/1.1\" ", EV_KINDS },
+	/* an access-log line of a refused or failed request: the server was
+	 * up to answer it (no event: a traceback before it was survived, see
+	 * lc_survived_surely); not 2xx, which busy logs print on every line */
+	{ "HTTP/1.1\" 4", EV_KINDS },
+	{ "HTTP/1.1\" 5", EV_KINDS },
 };
 
 size_t lc_marker_count(void)
@@ -237,7 +239,7 @@ void lc_marker(struct triage *t, const char *s, const char *e, const char *ls, c
 	if (!memmem(ls, (size_t)(le - ls), m->text, strlen(m->text)))
 		return; /* a window of it, not the whole text */
 	if (m->kind == EV_KINDS) {
-		t->lc.last_answer = line_at(t, ls);
+		t->lc.answer_at = ls; /* its line is counted once, at the slice's end */
 		return;
 	}
 	if (ls == t->lc.last_ls && t->lc.last_kind == (int)m->kind)

@@ -439,6 +439,10 @@ void scan_slice(struct triage *t, const char *s, size_t n)
 	flush_pending(t, k, s, n, n);
 	if (t->rec_start)
 		record_flush(t);
+	if (t->lc.answer_at) {
+		t->lc.last_answer = line_at(t, t->lc.answer_at);
+		t->lc.answer_at = NULL;
+	}
 	t->nl += count_nl(t->count_from, (size_t)(e - t->count_from));
 	lc_slice_end(t, s, n);
 	t->slice_s = NULL;

@@ -75,7 +75,8 @@ struct lifecycle {
 	size_t n_events, alloc_events;
 	uint64_t last_death;      /* line of the last fatal event (0 none) */
 	uint64_t first_startup, last_startup;
-	uint64_t last_answer;     /* the last HTTP response the server logged (0 none) */
+	uint64_t last_answer;     /* the last 4xx/5xx answer the server logged (0 none) */
+	const char *answer_at;    /* its line in the slice being scanned, not counted yet */
 	unsigned procs;
 	const char *last_ls;      /* the last marker line (one event per line and kind) */
 	int last_kind;
