@@ -261,8 +261,10 @@ void lc_add_event(struct triage *t, enum triage_event_kind kind, uint64_t line, 
 enum triage_phase lc_phase_of(const struct lifecycle *lc, uint64_t line, enum triage_phase ph);
 /* Whether line lies in a traceback its process is known to have survived
  * (after triage_life has judged the tracebacks): not fatal, and logged as
- * a warning, a stop, a request's, or followed by startup complete (a
- * retried start) or by the server answering a request. verdict.c */
+ * a warning, a stop, a request's, or followed by the server answering a
+ * request with an error status. (A failed start followed by a start that
+ * completed keeps its signatures: the failure is still reported.)
+ * verdict.c */
 bool lc_survived_surely(const struct lifecycle *lc, uint64_t line);
 /* The phase the last progress line in [lo, p) names. */
 enum triage_phase lc_phase_back(const char *lo, const char *p);

@@ -150,8 +150,7 @@ bool lc_survived_surely(const struct lifecycle *lc, uint64_t line)
 		uint64_t end = tb->root_line ? tb->root_line : tb->line_no;
 		if (tb->fatal || tb->line_no > line || (tb->root_line && tb->root_line < line))
 			continue;
-		if (tb->quiet || tb_benign(tb) || tb->request || lc->last_startup > tb->line_no ||
-		    lc->last_answer > end)
+		if (tb->quiet || tb_benign(tb) || tb->request || lc->last_answer > end)
 			return true;
 	}
 	return false;
