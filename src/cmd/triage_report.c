@@ -278,6 +278,16 @@ void triage_print_summary(const struct ctx *ctx, const json_t *f)
  * and the other candidates. */
 /* The verdict first: `FILE: FATAL in PHASE: cause ID` or `no known
  * cause: TYPE: MESSAGE`, where the root exception was raised. */
+/* The root exception as `TYPE: MESSAGE`, or what stands for it where the
+ * paste stops inside a traceback before its exception line. */
+static void print_root(const json_t *r)
+{
+	if (!*jstr(r, "type") && !*jstr(r, "message"))
+		printf("a traceback the log cuts before its exception line");
+	else
+		printf("%s%s%s", jstr(r, "type"), *jstr(r, "type") ? ": " : "", jstr(r, "message"));
+}
+
 static void print_verdict(const struct ctx *ctx, const json_t *f)
 {
 	const char *file = jstr(f, "file");
@@ -296,15 +306,17 @@ static void print_verdict(const struct ctx *ctx, const json_t *f)
 		printf(" in %s", jstr(f, "phase"));
 	if (json_is_object(c))
 		printf(": cause %s%s%s — %s\n", c_bold(ctx), jstr(c, "id"), c_reset(ctx), jstr(c, "cause"));
-	else if (json_is_object(r))
-		printf(": no known cause: %s%s%s\n", jstr(r, "type"), *jstr(r, "type") ? ": " : "",
-		       jstr(r, "message"));
-	else
+	else if (json_is_object(r)) {
+		printf(": no known cause: ");
+		print_root(r);
+		printf("\n");
+	} else
 		printf(": no known cause\n");
 	if (json_is_object(r)) {
-		printf("    root exception (line %lld): %s%s%s\n",
-		       (long long)json_integer_value(json_object_get(r, "line")), jstr(r, "type"),
-		       *jstr(r, "type") ? ": " : "", jstr(r, "message"));
+		printf("    root exception (line %lld): ",
+		       (long long)json_integer_value(json_object_get(r, "line")));
+		print_root(r);
+		printf("\n");
 		if (*jstr(r, "frame"))
 			printf("    raised at %s\n", jstr(r, "frame"));
 	}

@@ -176,6 +176,11 @@ run "$LOBES" triage "$TMP/unknown.log"
 is "$rc" 1 "a traceback no signature knows is fatal"
 is "$(printf '%s\n' "$out" | head -1)" "$TMP/unknown.log: FATAL in load: no known cause: FrobError: the frobnicator broke" "the report leads with no known cause and the root exception"
 like "$out" "raised at vllm/model_executor/model_loader/loader.py:9 in load_model" "where it was raised"
+# a paste that stops inside a traceback: the report says so instead of an empty root
+printf 'INFO 07-13 10:00:00 [loader.py:1] Starting to load model x\nTraceback (most recent call last):\n  File "/x/vllm/model_executor/model_loader/loader.py", line 9, in load_model\n    model = f()\n' > "$TMP/cut.log"
+run "$LOBES" triage "$TMP/cut.log"
+is "$(printf '%s\n' "$out" | head -1)" "$TMP/cut.log: FATAL in load: no known cause: a traceback the log cuts before its exception line" "a cut traceback is named as such"
+like "$out" "root exception \(line 2\): a traceback the log cuts before its exception line" "in the root line too"
 run "$LOBES" --json triage "$TMP/unknown.log"
 is "$(printf '%s' "$out" | jq -r '.files[0] | [.verdict, .phase, .root_exception.type, .root_exception.frame, (.causes | length)] | join(",")')" \
 	"fatal,load,FrobError,vllm/model_executor/model_loader/loader.py:9 in load_model,0" "--json: verdict, phase, root_exception, no causes"
