@@ -62,7 +62,8 @@ static void test_survived_signature(void **state)
 
 /* A wrapper's tag in front of each relayed line goes: `[vLLM] `, a
  * level tag in any case with a process word after it; an all-capitals
- * level tag, a tag with a space or a digit first, and a tag alone stay. */
+ * level tag, a tag with a space or a digit first, and a tag alone stay.
+ * A timestamp in CJK brackets goes as a bracketed one does. */
 static void test_tag_prefix(void **state)
 {
 	(void)state;
@@ -77,6 +78,10 @@ static void test_tag_prefix(void **state)
 		  "[W609 14:01:53.8 ProcessGroupNCCL.cpp:1554] Warning: x" },
 		{ "[0] NCCL INFO x", "[0] NCCL INFO x" },
 		{ "[vLLM]", "[vLLM]" },
+		/* a timestamp in CJK brackets, the Ray prefix right after it */
+		{ "\xe3\x80\x90" "2024-12-13 15:37:21" "\xe3\x80\x91" "(VLLMPolicyInference pid=13628, ip=10.66.159.53) "
+		  "AttributeError: x", "AttributeError: x" },
+		{ "\xe3\x80\x90" "2024-12-13 15:37:21 x", "\xe3\x80\x90" "2024-12-13 15:37:21 x" },
 		{ "[vLLM]  indented", "[vLLM]  indented" },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {

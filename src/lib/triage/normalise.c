@@ -122,7 +122,10 @@ static size_t clock(const char *p, size_t len, size_t i)
  * CRI log format's `stdout F ` after it. */
 static size_t iso_prefix(const char *p, size_t len)
 {
-	size_t i = p[0] == '[' ? 1 : 0;
+	/* bracketed as `[...]`, or as `【...】` (CJK lenticular brackets, in
+	 * logs written for a Chinese locale) */
+	bool cjk = len > 3 && memcmp(p, "\xe3\x80\x90", 3) == 0;
+	size_t i = cjk ? 3 : p[0] == '[' ? 1 : 0;
 	if (!(i = digits(p, len, i, 4)) || i >= len || p[i] != '-' || !(i = digits(p, len, i + 1, 2)) ||
 	    i >= len || p[i] != '-' || !(i = digits(p, len, i + 1, 2)) || i >= len ||
 	    (p[i] != 'T' && p[i] != ' ') || !(i = clock(p, len, i + 1)))
@@ -140,12 +143,16 @@ static size_t iso_prefix(const char *p, size_t len)
 		i += 4;
 	if (i > len)
 		return 0;
-	if (p[0] == '[') {
+	if (cjk) {
+		if (i + 3 > len || memcmp(p + i, "\xe3\x80\x91", 3) != 0)
+			return 0;
+		i += 3;
+	} else if (p[0] == '[') {
 		if (i >= len || p[i] != ']')
 			return 0;
 		i++;
 	}
-	if (i < len && !is_space(p[i]) && p[i] != '|')
+	if (i < len && !is_space(p[i]) && p[i] != '|' && !cjk)
 		return 0;
 	i = skip_spaces(p, len, i);
 	/* loguru and friends: `2025-04-29 22:18:08.494 | INFO ...` */
