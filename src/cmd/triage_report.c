@@ -77,11 +77,15 @@ static void life_json(json_t *o, const struct triage *t)
 							     "line", (json_int_t)v.line, "process",
 							     v.process)
 						 : json_null());
-	json_object_set_new(o, "death", L->death ? json_pack("{s:s, s:I, s:s}", "kind",
-							     triage_event_name(L->death->kind), "line",
-							     (json_int_t)L->death->line_no, "text",
-							     L->death->text)
-						 : json_null());
+	json_t *death = L->death ? json_pack("{s:s, s:I, s:s}", "kind", triage_event_name(L->death->kind),
+					     "line", (json_int_t)L->death->line_no, "text", L->death->text)
+				 : json_null();
+	if (L->death && L->death->code != -1) {
+		const char *sig = triage_exit_signal(L->death->code);
+		json_object_set_new(death, "code", json_integer(L->death->code));
+		json_object_set_new(death, "signal", sig ? json_string(sig) : json_null());
+	}
+	json_object_set_new(o, "death", death);
 	json_t *procs = json_array();
 	for (int k = PROC_NONE; k <= PROC_OTHER; k++)
 		if (L->procs & (1u << k))
@@ -322,8 +326,9 @@ static void print_verdict(const struct ctx *ctx, const json_t *f)
 	}
 	const json_t *d = json_object_get(f, "death");
 	if (json_is_object(d))
-		printf("    %s (line %lld): %s\n", jstr(d, "kind"),
-		       (long long)json_integer_value(json_object_get(d, "line")), jstr(d, "text"));
+		printf("    %s (line %lld): %s%s%s\n", jstr(d, "kind"),
+		       (long long)json_integer_value(json_object_get(d, "line")), jstr(d, "text"),
+		       *jstr(d, "signal") ? " — " : "", jstr(d, "signal"));
 }
 
 void triage_print_headline(const struct ctx *ctx, const json_t *f)

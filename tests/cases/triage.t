@@ -176,6 +176,13 @@ run "$LOBES" triage "$TMP/unknown.log"
 is "$rc" 1 "a traceback no signature knows is fatal"
 is "$(printf '%s\n' "$out" | head -1)" "$TMP/unknown.log: FATAL in load: no known cause: FrobError: the frobnicator broke" "the report leads with no known cause and the root exception"
 like "$out" "raised at vllm/model_executor/model_loader/loader.py:9 in load_model" "where it was raised"
+# a death with no traceback: its exit code's signal is named
+printf 'INFO 07-13 10:00:00 [loader.py:1] Starting to load model x\nvllm-1 exited with code 139\n' > "$TMP/exit.log"
+run "$LOBES" triage "$TMP/exit.log"
+like "$out" "exit \(line 2\): vllm-1 exited with code 139 — SIGSEGV \(a segmentation fault\)" "an exit code's signal is named"
+run "$LOBES" --json triage "$TMP/exit.log"
+is "$(printf '%s' "$out" | jq -r '.files[0].death | [.kind, .code, .signal] | join(",")')" \
+	"exit,139,SIGSEGV (a segmentation fault)" "--json: the death's code and signal"
 # a paste that stops inside a traceback: the report says so instead of an empty root
 printf 'INFO 07-13 10:00:00 [loader.py:1] Starting to load model x\nTraceback (most recent call last):\n  File "/x/vllm/model_executor/model_loader/loader.py", line 9, in load_model\n    model = f()\n' > "$TMP/cut.log"
 run "$LOBES" triage "$TMP/cut.log"

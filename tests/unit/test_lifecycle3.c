@@ -8,7 +8,8 @@
  * seen started is fatal whatever phase its progress lines name; deaths
  * more runtimes print (exit codes of kubectl describe and systemd, Ray's
  * dead workers, glibc aborts, torchrun's signals, containerd and
- * Kubernetes never running the image). Each case fails without its rule.
+ * Kubernetes never running the image), and the signal an exit code names.
+ * Each case fails without its rule.
  *
  * The log lines here are written for these tests, in the shapes vLLM,
  * Python and the wrappers print; they are not taken from real logs (those
@@ -256,6 +257,33 @@ static void test_more_deaths(void **state)
 	}
 }
 
+/* An exit code names the signal a process died of: the shell's and
+ * container runtimes' 128 + N, Python multiprocessing's -N (also read
+ * from V0's `died, exit code: -11`); other codes name none. */
+static void test_exit_signal(void **state)
+{
+	(void)state;
+	assert_string_contains(triage_exit_signal(139), "SIGSEGV");
+	assert_string_contains(triage_exit_signal(137), "SIGKILL");
+	assert_string_contains(triage_exit_signal(134), "SIGABRT");
+	assert_string_contains(triage_exit_signal(-11), "SIGSEGV");
+	assert_string_contains(triage_exit_signal(-9), "SIGKILL");
+	assert_null(triage_exit_signal(0));
+	assert_null(triage_exit_signal(1));
+	assert_null(triage_exit_signal(128));
+	assert_null(triage_exit_signal(255));
+	assert_null(triage_exit_signal(-1));
+	struct triage_verdict v;
+	struct triage *t = verdict_of(&none,
+				      "INFO 07-13 10:00:00 [loader.py:1] Starting to load model x\n"
+				      "ERROR 07-13 10:00:09 multiproc_worker_utils.py:120] Worker VllmWorkerProcess "
+				      "pid 4242 died, exit code: -11\n", &v);
+	assert_true(v.fatal);
+	assert_int_equal(triage_life(t)->death->kind, EV_PROC_DIED);
+	assert_int_equal(triage_life(t)->death->code, -11);
+	triage_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -265,6 +293,7 @@ int main(void)
 		cmocka_unit_test(test_unindented_frames),
 		cmocka_unit_test(test_more_deaths),
 		cmocka_unit_test(test_pod_prefix),
+		cmocka_unit_test(test_exit_signal),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

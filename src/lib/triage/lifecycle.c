@@ -187,7 +187,8 @@ static bool fatal_kind(enum triage_event_kind k, int code)
  * bytes after the marker, or -1. */
 static int exit_code(const char *buf)
 {
-	static const char *const words[] = { "exited with code", "Exit Code:", "Main process exited" };
+	static const char *const words[] = { "exited with code", "Exit Code:", "Main process exited",
+					     "died, exit code" };
 	for (size_t i = 0; i < ARRAY_SIZE(words); i++) {
 		const char *c = strstr(buf, words[i]);
 		if (!c)
@@ -213,7 +214,7 @@ static void add_event(struct triage *t, enum triage_event_kind kind, uint64_t li
 	struct norm k;
 	size_t w = norm_line(ls, n, buf, &k);
 	buf[w] = '\0';
-	if (kind == EV_EXIT)
+	if (kind == EV_EXIT || kind == EV_PROC_DIED)
 		ev.code = exit_code(buf);
 	if (kind == EV_STARTUP) {
 		if (!lc->first_startup)

@@ -264,6 +264,11 @@ void triage_verdict(const struct triage *t, struct triage_verdict *v);
 const char *triage_phase_name(enum triage_phase p);
 const char *triage_proc_kind(enum triage_proc p);
 const char *triage_event_name(enum triage_event_kind k);
+/* The signal an exit code says a process died of: a shell's or a
+ * container runtime's 128 + N (137: SIGKILL, 139: SIGSEGV), Python
+ * multiprocessing's -N; "SIGSEGV (a segmentation fault)" and the like, or
+ * NULL when the code names no signal (or one lobes does not name). */
+const char *triage_exit_signal(int code);
 
 /* Signatures that have no anchor and are found by a full regex scan
  * (slower); for tests and diagnostics. */

@@ -267,6 +267,27 @@ const char *triage_proc_kind(enum triage_proc p)
 	return (size_t)p < ARRAY_SIZE(names) ? names[p] : "other";
 }
 
+const char *triage_exit_signal(int code)
+{
+	static const struct {
+		int sig;
+		const char *text;
+	} sigs[] = {
+		{ 4, "SIGILL (an illegal instruction: a build for another CPU)" },
+		{ 6, "SIGABRT (an abort)" },
+		{ 7, "SIGBUS (a bus error)" },
+		{ 8, "SIGFPE (an arithmetic fault)" },
+		{ 9, "SIGKILL (killed: often the OOM killer or a memory limit)" },
+		{ 11, "SIGSEGV (a segmentation fault)" },
+		{ 15, "SIGTERM (stopped)" },
+	};
+	int sig = code > 128 && code < 160 ? code - 128 : code < 0 && code > -32 ? -code : 0;
+	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
+		if (sigs[i].sig == sig)
+			return sigs[i].text;
+	return NULL;
+}
+
 const char *triage_event_name(enum triage_event_kind k)
 {
 	static const char *const names[] = {
