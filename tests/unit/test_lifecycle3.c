@@ -8,7 +8,8 @@
  * seen started is fatal whatever phase its progress lines name; deaths
  * more runtimes print (exit codes of kubectl describe and systemd, Ray's
  * dead workers, glibc aborts, torchrun's signals, containerd and
- * Kubernetes never running the image), and the signal an exit code names.
+ * Kubernetes never running the image), the signal an exit code names, and
+ * an entry point's top level that is the server running, not an import.
  * Each case fails without its rule.
  *
  * The log lines here are written for these tests, in the shapes vLLM,
@@ -257,6 +258,29 @@ static void test_more_deaths(void **state)
 	}
 }
 
+/* The top level of vLLM's entry point run as a script (`python -m
+ * vllm.entrypoints.openai.api_server`) is the server running, not an
+ * import: a traceback through it takes the phase of what follows (here
+ * the load the progress line names); a top level elsewhere in vllm/ is an
+ * import (test_unindented_frames). */
+static void test_entrypoint_module(void **state)
+{
+	(void)state;
+	expect_phase("INFO 02-01 10:00:00 [model_runner.py:1] Starting to load model /models/x...\n"
+		     "Traceback (most recent call last):\n"
+		     FRAME("vllm/entrypoints/openai/api_server.py", "<module>")
+		     "    uvloop.run(run_server(args))\n"
+		     FRAME("vllm/entrypoints/openai/api_server.py", "run_server")
+		     "    async with build_async_engine_client(args) as engine_client:\n",
+		     PHASE_LOAD);
+	expect_phase("Traceback (most recent call last):\n"
+		     FRAME("vllm/entrypoints/openai/api_server.py", "<module>")
+		     "    from vllm.engine.arg_utils import AsyncEngineArgs\n"
+		     FRAME("vllm/engine/arg_utils.py", "<module>")
+		     "ModuleNotFoundError: No module named 'x'\n",
+		     PHASE_PRESTART);
+}
+
 /* An exit code names the signal a process died of: the shell's and
  * container runtimes' 128 + N, Python multiprocessing's -N (also read
  * from V0's `died, exit code: -11`); other codes name none. */
@@ -294,6 +318,7 @@ int main(void)
 		cmocka_unit_test(test_more_deaths),
 		cmocka_unit_test(test_pod_prefix),
 		cmocka_unit_test(test_exit_signal),
+		cmocka_unit_test(test_entrypoint_module),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -302,8 +302,12 @@ static void frame_found(const char *path, size_t plen, long line, const char *fu
 {
 	func_phase(func, flen, strong, weak);
 	const char *v = vllm_path(path, plen), *q = path + plen;
-	if (v && flen == 8 && memcmp(func, "<module>", 8) == 0)
-		*strong = (int)PHASE_PRESTART; /* vLLM's own import failed */
+	/* vLLM's own import failed; but an entry point's top level is the
+	 * server run as a script (`python -m vllm.entrypoints.openai.api_server`
+	 * calls uvloop.run(run_server()) there), not an import */
+	if (v && flen == 8 && memcmp(func, "<module>", 8) == 0 &&
+	    !memmem(v, (size_t)(q - v), "vllm/entrypoints/", 17))
+		*strong = (int)PHASE_PRESTART;
 	if (v && (memmem(v, (size_t)(q - v), "/serving", 8) || memmem(v, (size_t)(q - v), "serving.py", 10))) {
 		if (request)
 			*request = true;
