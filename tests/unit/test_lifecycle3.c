@@ -62,6 +62,17 @@ static void test_survived_signature(void **state)
 	free(more);
 }
 
+/* Case i: the line in normalises to out. */
+static void expect_norm(size_t i, const char *in, const char *want)
+{
+	char out[256];
+	struct norm k;
+	size_t n = norm_line(in, strlen(in), out, &k);
+	out[n] = '\0';
+	if (strcmp(out, want))
+		fail_msg("case %zu: '%s', expected '%s'", i, out, want);
+}
+
 /* A wrapper's tag in front of each relayed line goes: `[vLLM] `, a
  * level tag in any case with a process word after it; an all-capitals
  * level tag, a tag with a space or a digit first, and a tag alone stay.
@@ -86,14 +97,8 @@ static void test_tag_prefix(void **state)
 		{ "\xe3\x80\x90" "2024-12-13 15:37:21 x", "\xe3\x80\x90" "2024-12-13 15:37:21 x" },
 		{ "[vLLM]  indented", "[vLLM]  indented" },
 	};
-	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		char out[256];
-		struct norm k;
-		size_t n = norm_line(cases[i].in, strlen(cases[i].in), out, &k);
-		out[n] = '\0';
-		if (strcmp(out, cases[i].out))
-			fail_msg("case %zu: '%s', expected '%s'", i, out, cases[i].out);
-	}
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+		expect_norm(i, cases[i].in, cases[i].out);
 }
 
 /* stern's `<pod> <container> ` prefix goes where a vLLM line follows it,
@@ -114,14 +119,8 @@ static void test_pod_prefix(void **state)
 		{ "nohyphens vllm INFO x", "nohyphens vllm INFO x" },
 		{ "Pod-Name-1 vllm INFO x", "Pod-Name-1 vllm INFO x" },
 	};
-	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		char out[256];
-		struct norm k;
-		size_t n = norm_line(cases[i].in, strlen(cases[i].in), out, &k);
-		out[n] = '\0';
-		if (strcmp(out, cases[i].out))
-			fail_msg("case %zu: '%s', expected '%s'", i, out, cases[i].out);
-	}
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+		expect_norm(i, cases[i].in, cases[i].out);
 	const char *log =
 		"ms-decode-6c8f9c4df6-vh88z vllm (APIServer pid=1) ERROR 10-27 22:25:30 [async_llm.py:480] Traceback (most recent call last):\n"
 		"ms-decode-6c8f9c4df6-vh88z vllm (APIServer pid=1) ERROR 10-27 22:25:30 [async_llm.py:480]   File "
