@@ -230,7 +230,7 @@ CMD(top)
 		fleet_free(&f);
 		return cmd_fail(ctx, e);
 	}
-	struct sigset sigs;
+	struct sigset sigs = { 0 };
 	if (sigset_load(&sigs, ctx->dir, &e) < 0) {
 		sigset_free(&sigs);
 		knowledge_free(&k);

@@ -562,6 +562,7 @@ int sigset_link(const struct sigset *set, struct err **err)
 
 int sigset_load(struct sigset *set, const char *operator_dir, struct err **err)
 {
+	*set = (struct sigset){ 0 }; /* from nothing: callers may pass fresh stack */
 	/* embedded_files is sorted by path (the build passes it sorted). */
 	for (size_t i = 0; i < embedded_files_count; i++) {
 		const struct embedded_file *f = &embedded_files[i];

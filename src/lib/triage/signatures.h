@@ -56,6 +56,7 @@ struct sigset {
 
 /* Load the shipped signatures, then <operator_dir>/signatures/NAME.yaml in name
  * order (operator_dir may be NULL; a missing directory is not an error).
+ * set is initialised here (what it held before is not freed).
  * On failure set is left empty-or-partial and must still be freed. */
 int sigset_load(struct sigset *set, const char *operator_dir, struct err **err);
 
