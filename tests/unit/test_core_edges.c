@@ -1,0 +1,147 @@
+/*
+ * test_core_edges.c — behaviours of the core rooms that a seeded mutation
+ * run (make mutate, seed 2003; docs/testing.md) found no test pinning: each
+ * case here fails on the mutant it names (tools/mutants/regress.txt keeps
+ * them).
+ */
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "../../src/lib/gateway/gateway.h"
+#include "../../src/lib/runtime/memory.h"
+#include "../../src/lib/triage/triage.h"
+#include "../../src/lib/util/fs.h"
+
+static char *tmpdir(void)
+{
+	char tmpl[] = "/tmp/lobes-core-edges.XXXXXX";
+	char *d = mkdtemp(tmpl);
+	assert_non_null(d);
+	return xstrdup(d);
+}
+
+static void rmtree(char *d)
+{
+	_cleanup_free_ char *cmd = xasprintf("rm -rf '%s'", d);
+	assert_int_equal(system(cmd), 0);
+	free(d);
+}
+
+/* route.c pick(): a model id that two feasible roles both serve goes to
+ * the first of them in role order (the order of the served names), not to
+ * the last. Kills `role < 0` → `role <= 0` in the model-id loop, which
+ * let the cortex's match (role 0) be replaced by the hand's. */
+static void test_shared_model_goes_to_first_role(void **state)
+{
+	(void)state;
+	char *d = tmpdir();
+	_cleanup_free_ char *p = xasprintf("%s/.env", d);
+	const char *env = "LOBES_PROFILE=spark\nLOBES_CARD=spark\n"
+			  "CORTEX_FEASIBLE=true\nCORTEX_PORT=9001\nCORTEX_MODEL=org/Same-1B\n"
+			  "SENSES_FEASIBLE=false\n"
+			  "HAND_FEASIBLE=true\nHAND_PORT=9003\nHAND_MODEL=org/Same-1B\n"
+			  "EMBEDDER_FEASIBLE=true\nEMBEDDER_PORT=9004\nEMBEDDER_MODEL=org/Other-1B\n"
+			  "RERANKER_FEASIBLE=false\n";
+	assert_int_equal(fs_write_atomic(p, env, strlen(env), 0600, NULL), 0);
+	struct err *e = NULL;
+	struct gw_config *c = gw_config_load(d, NULL, &e);
+	rmtree(d);
+	assert_null(e);
+	assert_non_null(c);
+	struct gw_route r;
+	const char *b = "{\"model\":\"org/Same-1B\"}";
+	assert_int_equal(gw_route_request(c, GW_EP_CHAT, b, strlen(b), &r), 0);
+	assert_int_equal(r.role, ROLE_CORTEX);
+	assert_string_equal(r.body, "{\"model\":\"cortex\"}");
+	gw_route_free(&r);
+	/* the hand is still reached by its role name */
+	b = "{\"model\":\"hand\"}";
+	assert_int_equal(gw_route_request(c, GW_EP_CHAT, b, strlen(b), &r), 0);
+	assert_int_equal(r.role, ROLE_HAND);
+	gw_route_free(&r);
+	/* a model id served by the role after a match is not taken over */
+	b = "{\"model\":\"org/Other-1B\",\"input\":\"x\"}";
+	assert_int_equal(gw_route_request(c, GW_EP_EMBEDDINGS, b, strlen(b), &r), 0);
+	assert_int_equal(r.role, ROLE_EMBEDDER);
+	gw_route_free(&r);
+	gw_config_unref(c);
+}
+
+/* memory.c drop_caches(): the file opened at fd 0 (stdin closed, as under
+ * a service manager) is written, not refused. Kills `fd < 0` → `fd < 1`. */
+static void test_drop_caches_at_fd_zero(void **state)
+{
+	(void)state;
+	char *d = tmpdir();
+	_cleanup_free_ char *vm = xasprintf("%s/proc/sys/vm", d);
+	_cleanup_free_ char *mk = xasprintf("mkdir -p '%s'", vm);
+	assert_int_equal(system(mk), 0);
+	_cleanup_free_ char *dc = xasprintf("%s/drop_caches", vm);
+	assert_int_equal(fs_write_atomic(dc, "0\n", 2, 0644, NULL), 0);
+	const char *root = getenv("LOBES_SYSROOT");
+	_cleanup_free_ char *keep = root ? xstrdup(root) : NULL;
+	setenv("LOBES_SYSROOT", d, 1);
+	int saved = dup(0);
+	assert_true(saved > 0);
+	close(0);
+	struct err *e = NULL;
+	int rc = drop_caches(&e);
+	assert_int_equal(dup2(saved, 0), 0);
+	close(saved);
+	keep ? setenv("LOBES_SYSROOT", keep, 1) : unsetenv("LOBES_SYSROOT");
+	assert_null(e);
+	assert_int_equal(rc, 0);
+	_cleanup_free_ char *got = fs_read(dc, 64, NULL, NULL);
+	assert_string_equal(got, "3\n");
+	rmtree(d);
+}
+
+/* triage_result.c rank_cmp(): two fatal causes alike in every rank key
+ * (same line, no version, no parent, not on a traceback's root) come in
+ * the order their signatures were loaded; listing them the other way
+ * round swaps them. Kills the flipped last comparison (`>=`), which put
+ * the later signature first. */
+static void causes_in_load_order(const char *first, const char *second)
+{
+	_cleanup_free_ char *yaml = xasprintf(
+		"kind: signatures\nsignatures:\n"
+		"  - id: %s\n    literal: \"disk %s\"\n    severity: fatal\n    cause: c %s\n    remedy: r\n"
+		"  - id: %s\n    literal: \"disk %s\"\n    severity: fatal\n    cause: c %s\n    remedy: r\n",
+		first, first, first, second, second, second);
+	struct sigset set = { 0 };
+	struct err *e = NULL;
+	assert_int_equal(sigset_add_yaml(&set, "t.yaml", yaml, strlen(yaml), false, &e), 0);
+	assert_int_equal(sigset_link(&set, &e), 0);
+	struct triage *t = triage_new(&set, 0);
+	const char *log = "INFO starting\nERROR disk alpha disk beta gone\nINFO after\n";
+	triage_feed(t, log, strlen(log));
+	triage_finish(t);
+	const struct triage_match *c[3] = { 0 };
+	assert_int_equal(triage_causes(t, c, 3), 2);
+	assert_int_equal(c[0]->line_no, 2);
+	assert_int_equal(c[1]->line_no, 2);
+	assert_string_equal(c[0]->sig->id, first);
+	assert_string_equal(c[1]->sig->id, second);
+	assert_ptr_equal(triage_cause(t), c[0]);
+	triage_free(t);
+	sigset_free(&set);
+}
+
+static void test_equal_causes_in_load_order(void **state)
+{
+	(void)state;
+	causes_in_load_order("alpha", "beta");
+	causes_in_load_order("beta", "alpha");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_shared_model_goes_to_first_role),
+		cmocka_unit_test(test_drop_caches_at_fd_zero),
+		cmocka_unit_test(test_equal_causes_in_load_order),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
