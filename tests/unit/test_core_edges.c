@@ -136,12 +136,47 @@ static void test_equal_causes_in_load_order(void **state)
 	causes_in_load_order("beta", "alpha");
 }
 
+/* triage_result.c by_sig(): the matches of one record are kept in
+ * signature order, whichever path found them first. Here signature 0 has
+ * a long literal (the Wu-Manber prefilter finds it) and signature 1 is a
+ * regex with no literal to anchor on (tried on every line, visited before
+ * the prefilter's hit on the same line). Kills by_sig's last comparison
+ * flipped (`<=`: a later signature found first stays first). */
+static void test_record_matches_in_signature_order(void **state)
+{
+	(void)state;
+	const char *yaml =
+		"kind: signatures\nsignatures:\n"
+		"  - id: anchored\n    literal: \"replica disk alpha gone\"\n    severity: fatal\n"
+		"    cause: c1\n    remedy: r\n"
+		"  - id: classes-only\n    regex: '[a-z]+ [a-z]+ [a-z]+ [a-z]+$'\n    severity: warning\n"
+		"    cause: c2\n    remedy: r\n";
+	struct sigset set = { 0 };
+	struct err *e = NULL;
+	assert_int_equal(sigset_add_yaml(&set, "t.yaml", yaml, strlen(yaml), false, &e), 0);
+	assert_int_equal(sigset_link(&set, &e), 0);
+	struct triage *t = triage_new(&set, TRIAGE_KEEP_ALL);
+	const char *log = "INFO 1 2\nERROR replica disk alpha gone\n";
+	triage_feed(t, log, strlen(log));
+	triage_finish(t);
+	size_t n = 0;
+	const struct triage_match *m = triage_matches(t, &n);
+	assert_int_equal(n, 2);
+	assert_string_equal(m[0].sig->id, "anchored");
+	assert_string_equal(m[1].sig->id, "classes-only");
+	assert_int_equal(m[0].line_no, 2);
+	assert_int_equal(m[1].line_no, 2);
+	triage_free(t);
+	sigset_free(&set);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shared_model_goes_to_first_role),
 		cmocka_unit_test(test_drop_caches_at_fd_zero),
 		cmocka_unit_test(test_equal_causes_in_load_order),
+		cmocka_unit_test(test_record_matches_in_signature_order),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
