@@ -32,7 +32,8 @@ static void rmtree(char *d)
 /* route.c pick(): a model id that two feasible roles both serve goes to
  * the first of them in role order (the order of the served names), not to
  * the last. Kills `role < 0` → `role <= 0` in the model-id loop, which
- * let the cortex's match (role 0) be replaced by the hand's. */
+ * let the cortex's match (role 0) be replaced by the hand's; and an empty
+ * model id matches no role that has no model. */
 static void test_shared_model_goes_to_first_role(void **state)
 {
 	(void)state;
@@ -60,6 +61,13 @@ static void test_shared_model_goes_to_first_role(void **state)
 	b = "{\"model\":\"hand\"}";
 	assert_int_equal(gw_route_request(c, GW_EP_CHAT, b, strlen(b), &r), 0);
 	assert_int_equal(r.role, ROLE_HAND);
+	gw_route_free(&r);
+	/* an empty model id is no role's: the roles without a model (senses,
+	 * reranker here) do not match it (kills dropping `*model &&`) */
+	b = "{\"model\":\"\"}";
+	assert_int_equal(gw_route_request(c, GW_EP_CHAT, b, strlen(b), &r), -1);
+	assert_int_equal(r.status, 404);
+	assert_string_equal(r.code, "model_not_found");
 	gw_route_free(&r);
 	/* a model id served by the role after a match is not taken over */
 	b = "{\"model\":\"org/Other-1B\",\"input\":\"x\"}";
@@ -170,6 +178,48 @@ static void test_record_matches_in_signature_order(void **state)
 	sigset_free(&set);
 }
 
+/* triage_result.c rank_cmp(): a specific signature on the root exception's
+ * record is the cause, ahead of one whose version range fits the log
+ * better on an earlier line. Kills dropping the on_root key (`if (0)`),
+ * which let the version score pick the earlier line. */
+static void test_root_record_outranks_version_fit(void **state)
+{
+	(void)state;
+	const char *yaml =
+		"kind: signatures\nsignatures:\n"
+		"  - id: early\n    literal: \"EngineCore failed to start.\"\n    severity: fatal\n"
+		"    cause: c1\n    remedy: r\n    versions: [\">=0.11\"]\n"
+		"  - id: oom\n    literal: \"CUDA out of memory\"\n    severity: fatal\n"
+		"    cause: c2\n    remedy: r\n";
+	struct sigset set = { 0 };
+	struct err *e = NULL;
+	assert_int_equal(sigset_add_yaml(&set, "t.yaml", yaml, strlen(yaml), false, &e), 0);
+	assert_int_equal(sigset_link(&set, &e), 0);
+	const char *log =
+		"(EngineCore_DP0 pid=7) ERROR 07-13 10:00:00 [core.py:1] EngineCore failed to start.\n"
+		"(EngineCore_DP0 pid=7) ERROR 07-13 10:00:00 [core.py:1] Traceback (most recent call last):\n"
+		"(EngineCore_DP0 pid=7) ERROR 07-13 10:00:00 [core.py:1]   File \"/x/vllm/v1/worker/gpu_worker.py\", "
+		"line 9, in determine_available_memory\n"
+		"(EngineCore_DP0 pid=7) ERROR 07-13 10:00:00 [core.py:1] torch.OutOfMemoryError: CUDA out of memory. "
+		"Tried to allocate 2.00 GiB.\n"
+		"(APIServer pid=1) RuntimeError: Engine core initialization failed. See root cause above.\n";
+	struct triage *t = triage_new(&set, 0);
+	assert_true(triage_set_version(t, "0.11.0"));
+	triage_feed(t, log, strlen(log));
+	triage_finish(t);
+	const struct triage_match *c[3] = { 0 };
+	assert_int_equal(triage_causes(t, c, 3), 2);
+	assert_string_equal(c[0]->sig->id, "oom");
+	assert_int_equal(c[0]->line_no, 4);
+	assert_string_equal(c[1]->sig->id, "early");
+	assert_int_equal(c[1]->line_no, 1);
+	/* the version does fit the earlier one better: it is not that */
+	assert_int_equal(triage_version_fit(t, c[1]->sig), 1);
+	assert_int_equal(triage_version_fit(t, c[0]->sig), -1);
+	triage_free(t);
+	sigset_free(&set);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -177,6 +227,7 @@ int main(void)
 		cmocka_unit_test(test_drop_caches_at_fd_zero),
 		cmocka_unit_test(test_equal_causes_in_load_order),
 		cmocka_unit_test(test_record_matches_in_signature_order),
+		cmocka_unit_test(test_root_record_outranks_version_fit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
