@@ -10,6 +10,8 @@
 
 #include "testutil.h"
 #include "../../src/lib/gateway/gateway.h"
+#include "../../src/lib/gateway/config_int.h"
+#include "../../src/lib/knowledge/embedded.h"
 #include "../../src/lib/runtime/memory.h"
 #include "../../src/lib/triage/triage.h"
 #include "../../src/lib/util/fs.h"
@@ -133,6 +135,13 @@ static void causes_in_load_order(const char *first, const char *second)
 	assert_string_equal(c[0]->sig->id, first);
 	assert_string_equal(c[1]->sig->id, second);
 	assert_ptr_equal(triage_cause(t), c[0]);
+	/* room for one: the count is still 2, and only out[0] is written
+	 * (kills `i < max` → `i <= max`, a write past the caller's array) */
+	const struct triage_match *one[2] = { NULL, (const struct triage_match *)&one };
+	assert_int_equal(triage_causes(t, one, 1), 2);
+	assert_ptr_equal(one[0], c[0]);
+	assert_ptr_equal(one[1], (const struct triage_match *)&one);
+	assert_int_equal(triage_causes(t, one, 0), 2);
 	triage_free(t);
 	sigset_free(&set);
 }
@@ -220,6 +229,22 @@ static void test_root_record_outranks_version_fit(void **state)
 	sigset_free(&set);
 }
 
+/* config.c gw_embedded(): every file compiled into the binary is found by
+ * its path, the first and the last of the sorted table too, and a path
+ * that is not there is NULL. Kills the loop starting at 1. */
+static void test_embedded_lookup_ends(void **state)
+{
+	(void)state;
+	assert_true(embedded_files_count > 2);
+	const struct embedded_file *first = &embedded_files[0];
+	const struct embedded_file *last = &embedded_files[embedded_files_count - 1];
+	assert_ptr_equal(gw_embedded(first->path), first);
+	assert_ptr_equal(gw_embedded(last->path), last);
+	assert_non_null(gw_embedded("data/gateway/ui.html"));
+	assert_null(gw_embedded("data/gateway/absent.html"));
+	assert_null(gw_embedded(""));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -228,6 +253,7 @@ int main(void)
 		cmocka_unit_test(test_equal_causes_in_load_order),
 		cmocka_unit_test(test_record_matches_in_signature_order),
 		cmocka_unit_test(test_root_record_outranks_version_fit),
+		cmocka_unit_test(test_embedded_lookup_ends),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
