@@ -19,6 +19,7 @@ struct sim {
 	uint64_t budget;
 	int crash_role;         /* -1 none */
 	int hang_role;          /* never closes its window */
+	int fail_role;          /* its observation fails once its window closed (-1 none) */
 	int n_events[8];
 	int concurrent_windows, max_concurrent;
 	int stray_bytes;        /* events other than the gate's that carry bytes */
@@ -36,12 +37,13 @@ static int s_start(void *ud, enum role_id r, struct err **err)
 
 static int s_observe(void *ud, enum role_id r, struct role_obs *o, struct err **err)
 {
-	(void)err;
 	struct sim *s = ud;
 	o->exists = s->started[r] >= 0;
 	if (!o->exists)
 		return 0;
 	long long age = s->now - s->started[r];
+	if ((int)r == s->fail_role && age > s->load_ms)
+		return err_set(err, EXIT_RUNTIME, "inspect '%s': the engine went away", role_name(r));
 	o->running = true;
 	if ((int)r == s->crash_role && age >= s->load_ms / 2) {
 		o->restarts = 1;
@@ -94,6 +96,7 @@ static void s_sleep(void *ud, int ms) { ((struct sim *)ud)->now += ms; }
 static struct sim sim_new(void)
 {
 	struct sim s = { 0 };
+	s.fail_role = -1;
 	for (int i = 0; i < ROLE__COUNT; i++)
 		s.started[i] = -1;
 	s.free = 100 * GiB;
@@ -317,6 +320,29 @@ static void test_together_needs_the_margin(void **state)
 	bringup_result_free(&res);
 }
 
+/* An observation that fails while the fleet waits to be ready (every
+ * window closed) is an error of the whole bring-up: -1, the runtime's
+ * message, not ok. Kills wait_ready's failure left at rc 0 (`rc = -0`). */
+static void test_ready_wait_error_fails_the_run(void **state)
+{
+	(void)state;
+	struct sim s = sim_new();
+	s.fail_role = ROLE_RERANKER;
+	struct bringup_opts o = opts();
+	struct bringup_result res;
+	struct bringup_ops ops = { &s, s_start, s_observe, s_free, s_drop, s_event, s_now, s_sleep };
+	struct err *e = NULL;
+	assert_int_equal(bringup_run(roles, ARRAY_SIZE(roles), &ops, &o, &res, &e), -1);
+	assert_non_null(e);
+	assert_string_contains(e->msg, "inspect 'reranker': the engine went away");
+	assert_false(res.ok);
+	/* every window had closed: all four were started */
+	for (size_t i = 0; i < ARRAY_SIZE(roles); i++)
+		assert_true(s.started[roles[i].role] >= 0);
+	err_free(e);
+	bringup_result_free(&res);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -329,6 +355,7 @@ int main(void)
 		cmocka_unit_test(test_together_when_budgets_fit),
 		cmocka_unit_test(test_gate_boundary_starts),
 		cmocka_unit_test(test_together_needs_the_margin),
+		cmocka_unit_test(test_ready_wait_error_fails_the_run),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
