@@ -896,6 +896,31 @@ static void test_compose_detect(void **state)
 	assert_string_equal(version, "Docker Compose version v2.29.7");
 	strv_free(cmd);
 	free(version);
+	/* without a version asked for (serve, stop, switch: compose_open), v1 is
+	 * found in PATH and not started: its Python start-up under load ran past
+	 * the probe's bound and an installed CLI was called missing */
+	_cleanup_free_ char *runs = xasprintf("%s/v1-runs", dir);
+	_cleanup_free_ char *v1 = xasprintf("#!/bin/sh\necho run >>'%s'\necho 'docker-compose version 1.29.2'\n", runs);
+	write_exec(docker, "#!/bin/sh\nexit 1\n");
+	write_exec(dc, v1);
+	assert_int_equal(compose_detect(&cmd, &cli, NULL, &e), 0);
+	assert_int_equal(cli, 1);
+	assert_string_equal(cmd[0], "docker-compose");
+	assert_false(fs_exists(runs));
+	strv_free(cmd);
+	struct compose c;
+	assert_int_equal(compose_open(&c, dir, &e), 0);
+	assert_int_equal(c.cli, 1);
+	assert_string_equal(c.version, "");
+	assert_false(fs_exists(runs));
+	compose_free(&c);
+	/* doctor asks for the version: v1 is run for it */
+	assert_int_equal(compose_detect(&cmd, &cli, &version, &e), 0);
+	assert_string_equal(version, "docker-compose version 1.29.2");
+	assert_true(fs_exists(runs));
+	strv_free(cmd);
+	free(version);
+	write_exec(docker, "#!/bin/sh\n[ \"$1 $2\" = 'compose version' ] && echo 'Docker Compose version v2.29.7'\n");
 	/* a blank LOBES_COMPOSE is no override */
 	setenv("LOBES_COMPOSE", "   ", 1);
 	assert_int_equal(compose_detect(&cmd, &cli, NULL, &e), 0);
@@ -909,6 +934,14 @@ static void test_compose_detect(void **state)
 	assert_int_equal(compose_detect(&cmd, &cli, &version, &e), -1);
 	assert_int_equal(e->code, EXIT_CONFIG);
 	assert_string_contains(e->msg, "LOBES_COMPOSE");
+	err_free(e);
+	e = NULL;
+	/* a probe still running at its bound is slow, not absent: said so */
+	write_exec(docker, "#!/bin/sh\nexec /bin/sleep 60\n");
+	unlink(dc);
+	assert_int_equal(compose_detect(&cmd, &cli, NULL, &e), -1);
+	assert_int_equal(e->code, EXIT_RUNTIME);
+	assert_string_contains(e->msg, "was still running after 10 s");
 	err_free(e);
 	setenv("PATH", old_path, 1);
 	rm_rf(dir);

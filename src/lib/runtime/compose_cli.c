@@ -3,6 +3,7 @@
  * compose_cli.h.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -35,8 +36,10 @@ static char **split_words(const char *s, size_t *n)
 	return v;
 }
 
-/* Run `CMD... version`; on exit 0 return the first output line (owned). */
-static char *probe(char *const *cmd)
+/* Run `CMD... version`; on exit 0 return the first output line (owned).
+ * *timed_out is set when it was killed at the bound (slow or hung, not
+ * absent). */
+static char *probe(char *const *cmd, bool *timed_out)
 {
 	size_t n = 0;
 	char **argv = xcalloc(1, sizeof(*argv));
@@ -45,10 +48,13 @@ static char *probe(char *const *cmd)
 	strv_push(&argv, &n, "version");
 	struct proc_result res;
 	char *line = NULL;
-	if (proc_run(argv, COMPOSE_PROBE_TIMEOUT_MS, 64 << 10, &res, NULL) == 0 && res.status == 0 &&
-	    !res.timed_out) {
-		const char *o = buf_str(&res.out);
-		line = xasprintf("%.*s", (int)strcspn(o, "\n"), o);
+	if (proc_run(argv, COMPOSE_PROBE_TIMEOUT_MS, 64 << 10, &res, NULL) == 0) {
+		if (res.timed_out)
+			*timed_out = true;
+		else if (res.status == 0) {
+			const char *o = buf_str(&res.out);
+			line = xasprintf("%.*s", (int)strcspn(o, "\n"), o);
+		}
 	}
 	proc_result_free(&res);
 	strv_free(argv);
@@ -143,11 +149,14 @@ int compose_detect(char ***cmd, int *cli, char **version, struct err **err)
 	static const char *const v2[] = { "docker", "compose", NULL };
 	static const char *const v1[] = { "docker-compose", NULL };
 	const char *const *tries[] = { v2, v1 };
+	bool slow = false;
 	for (size_t i = 0; i < 2; i++) {
 		_cleanup_free_ char *key = i == 1 ? program_key("docker-compose") : NULL;
-		char *line = key ? cache_get(key) : NULL;
+		/* v1 without a version asked for: found in PATH is enough (see
+		 * compose_cli.h); its first real run reports a broken install */
+		char *line = key && !version ? xstrdup("") : key ? cache_get(key) : NULL;
 		if (!line) {
-			line = probe((char *const *)tries[i]);
+			line = probe((char *const *)tries[i], &slow);
 			if (line && key)
 				cache_put(key, line);
 		}
@@ -165,6 +174,11 @@ int compose_detect(char ***cmd, int *cli, char **version, struct err **err)
 			free(line);
 		return 0;
 	}
+	if (slow)
+		return err_set(err, EXIT_RUNTIME,
+			       "no compose CLI answered: 'docker compose version' or 'docker-compose "
+			       "version' was still running after %d s; name yours in LOBES_COMPOSE",
+			       COMPOSE_PROBE_TIMEOUT_MS / 1000);
 	return err_set(err, EXIT_CONFIG,
 		       "no compose CLI: neither 'docker compose version' nor 'docker-compose version' "
 		       "works; install one, or name yours in LOBES_COMPOSE");
@@ -183,8 +197,9 @@ void compose_free(struct compose *c)
 int compose_open(struct compose *c, const char *dir, struct err **err)
 {
 	memset(c, 0, sizeof(*c));
-	if (compose_detect(&c->cmd, &c->cli, &c->version, err) < 0)
+	if (compose_detect(&c->cmd, &c->cli, NULL, err) < 0)
 		return -1;
+	c->version = xstrdup("");
 	c->dir = xstrdup(dir);
 	c->files = xcalloc(1, sizeof(*c->files));
 	struct env_file env;

@@ -24,7 +24,7 @@
 struct compose {
 	char **cmd;      /* the compose command, NULL-terminated: {"docker", "compose"} */
 	int cli;         /* 2: docker compose, 1: docker-compose, 0: from LOBES_COMPOSE */
-	char *version;   /* first line of `version`, "" when not probed */
+	char *version;   /* "": compose_open does not probe (compose_detect) */
 	char *dir;       /* the deploy dir */
 	char *project;   /* COMPOSE_PROJECT_NAME of DIR/.env, NULL when unset */
 	char **files;    /* COMPOSE_FILE entries of DIR/.env, NULL-terminated (maybe empty) */
@@ -36,7 +36,14 @@ struct compose {
  * and mtime in $XDG_CACHE_HOME/lobes/compose.json: it starts a Python
  * interpreter). *cmd (NULL-terminated, owned) and *cli are set.
  * *version, when non-NULL, gets the first output line ("" when not probed).
- * Neither working is EXIT_CONFIG naming both and LOBES_COMPOSE. */
+ * With version NULL (every command but doctor), v1 is not run: a
+ * docker-compose executable in PATH is enough. Its `version` is a Python
+ * start-up, about 0.5 s of CPU: on a box loaded 15 deep it took over the
+ * probe's bound, and serve, stop and switch said "no compose CLI" of an
+ * installed one (the CI flake of tests/integration/serve.t and others).
+ * Neither working is EXIT_CONFIG naming both and LOBES_COMPOSE; a probe
+ * that ran past its bound (slow, not absent) makes that EXIT_RUNTIME
+ * saying so. */
 int compose_detect(char ***cmd, int *cli, char **version, struct err **err);
 
 /* Detect the CLI and read DIR/.env (a missing .env leaves project and
