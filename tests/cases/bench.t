@@ -1,12 +1,16 @@
 #!/bin/bash
 # bench.t — `lobes bench` against the vLLM stand-in (a test double) with
 # known timings: a first token after STANDIN_FIRST_TOKEN_MS, then one token
-# every STANDIN_TOKEN_MS. The medians bench measures must be within 15% of
-# them at concurrency 1 and 16 (large delays, so a loaded box's scheduling
-# noise stays far below that; the exact figures are a benchmark's business,
-# not this test's). Token counts are the engine's usage, errors are counted
-# by kind (503, dropped connections, refused), --json, the text table and
-# the --out report agree.
+# every STANDIN_TOKEN_MS. No figure is compared with a time here (speed is a
+# benchmark's business; on a loaded box any latency can grow): the test
+# asserts what holds at any load — every summary is ordered (median <= p90
+# <= p99); TTFT and end-to-end latency are never below the stand-in's own
+# delays (load only adds); each request's TPOT is (E2EL - TTFT) over its
+# tokens after the first, so the means agree exactly; at concurrency 1 the
+# requests' latencies add up to no more than the run (one at a time), at 16
+# to more (side by side). Token counts are the engine's usage, errors are
+# counted by kind (503, dropped connections, refused), --json, the text
+# table and the --out report agree.
 . "${LOBES_SRC:-.}/tests/lib.sh"
 . "$SRC/tests/standin/lib.sh"
 . "$SRC/tests/gateway_lib.sh"
@@ -18,14 +22,13 @@ CORTEX=unsloth/Qwen3.8-27B-NVFP4
 FIRST_MS=300
 TOKEN_MS=40
 
-# within V TARGET: V within 15% of TARGET
-within() { awk -v v="$1" -v t="$2" 'BEGIN { exit !(v >= 0.85 * t && v <= 1.15 * t) }'; }
+OUT_LEN=8
 
 STANDIN_FIRST_TOKEN_MS=$FIRST_MS STANDIN_TOKEN_MS=$TOKEN_MS standin_start timed "$CORTEX" \
 	--served-model-name cortex --gpu-memory-utilization 0.1
 ok $? "a stand-in with a ${FIRST_MS} ms first token and ${TOKEN_MS} ms tokens is up"
 URL=http://127.0.0.1:$STANDIN_PORT
-B=(--url "$URL/v1" --model cortex --input-len 20 --output-len 8)
+B=(--url "$URL/v1" --model cortex --input-len 20 --output-len $OUT_LEN)
 
 # ---- timing at concurrency 1 and 16 ------------------------------------------
 run "$LOBES" --json bench "${B[@]}" --concurrency 1,16 --requests 32 --out "$TMP/report.md"
@@ -34,23 +37,28 @@ J=$out
 is "$(jq -r '[.runs[].concurrency] | join(",")' <<<"$J")" "1,16" "one run per concurrency, in order"
 for i in 0 1; do
 	c=$(jq -r ".runs[$i].concurrency" <<<"$J")
-	ttft=$(jq -r ".runs[$i].ttft_ms.median" <<<"$J")
-	tpot=$(jq -r ".runs[$i].tpot_ms.median" <<<"$J")
-	within "$ttft" $FIRST_MS
-	ok $? "c=$c: median TTFT $ttft ms is within 15% of the stand-in's $FIRST_MS ms"
-	within "$tpot" $TOKEN_MS
-	ok $? "c=$c: median TPOT $tpot ms is within 15% of the stand-in's $TOKEN_MS ms"
-	itl=$(jq -r ".runs[$i].itl_ms.median" <<<"$J")
-	within "$itl" $TOKEN_MS
-	ok $? "c=$c: median ITL $itl ms is within 15% of $TOKEN_MS ms"
-	is "$(jq -r ".runs[$i] | [.sent, .completed, .failed, (.errors | length)] | join(\",\")" <<<"$J")" \
-		"32,32,0,0" "c=$c: 32 sent, 32 completed, no error"
+	R=$(jq -c ".runs[$i]" <<<"$J")
+	echo "# c=$c: medians TTFT $(jq .ttft_ms.median <<<"$R") ms, TPOT $(jq .tpot_ms.median <<<"$R") ms," \
+		"ITL $(jq .itl_ms.median <<<"$R") ms (the stand-in: $FIRST_MS ms, then $TOKEN_MS ms a token)"
+	is "$(jq -r '[.ttft_ms, .tpot_ms, .itl_ms, .e2el_ms] | map(.median <= .p90 and .p90 <= .p99 and .mean > 0) | all' <<<"$R")" \
+		true "c=$c: TTFT, TPOT, ITL and E2EL summaries are ordered (median <= p90 <= p99), means above 0"
+	is "$(jq -r ".ttft_ms.median >= $FIRST_MS" <<<"$R")" true \
+		"c=$c: median TTFT is not below the stand-in's $FIRST_MS ms prefill"
+	is "$(jq -r ".e2el_ms.median >= $FIRST_MS + ($OUT_LEN - 1) * $TOKEN_MS" <<<"$R")" true \
+		"c=$c: median E2EL is not below the prefill and $((OUT_LEN - 1)) token steps"
+	is "$(jq -r "(.tpot_ms.mean * ($OUT_LEN - 1) - (.e2el_ms.mean - .ttft_ms.mean)) | fabs < 0.001" <<<"$R")" true \
+		"c=$c: mean TPOT x $((OUT_LEN - 1)) = mean E2EL - mean TTFT (each request's TPOT is its time after the first token)"
+	is "$(jq -r "[.sent, .completed, .failed, (.errors | length), .output_tokens] | join(\",\")" <<<"$R")" \
+		"32,32,0,0,$((32 * OUT_LEN))" "c=$c: 32 sent, 32 completed, no error, $OUT_LEN tokens each"
 done
-# 16 in flight: the run takes about two request times, not 32 of them
-d1=$(jq -r '.runs[0].duration_s' <<<"$J")
-d16=$(jq -r '.runs[1].duration_s' <<<"$J")
-ok $(awk -v a="$d1" -v b="$d16" 'BEGIN { exit !(b * 4 < a) }'; echo $?) \
-	"concurrency 16 runs the requests side by side ($d16 s against $d1 s at 1)"
+# Little's law without a clock: the latencies of a run's requests add up to
+# the time they were in flight; one at a time that is within the run's
+# duration, 16 started at once (each lasting at least the stand-in's delays)
+# add up to more than it.
+is "$(jq -r '.runs[0] | (.completed * .e2el_ms.mean / 1000 <= .duration_s)' <<<"$J")" true \
+	"concurrency 1 runs the requests one at a time (their latencies add up to no more than the run)"
+is "$(jq -r '.runs[1] | (.completed * .e2el_ms.mean / 1000 > .duration_s)' <<<"$J")" true \
+	"concurrency 16 runs them side by side (their latencies add up to more than the run)"
 is "$(jq -r '.box.vllm_version' <<<"$J")" "0.23.1rc1.dev672+standin" "the box names the engine's vLLM version (/version)"
 
 # ---- the report agrees with --json (the same run) -------------------------------
@@ -93,10 +101,11 @@ ok $? "the text table's TPOT median ($tp) is its run's"
 like "$T" "errors: none" "the text says there were no errors"
 
 # ---- goodput: the completed requests meeting every SLO, per second ---------------
-run "$LOBES" --json bench "${B[@]}" --concurrency 4 --requests 8 --slo ttft=$((FIRST_MS * 3)),tpot=$((TOKEN_MS * 3))
+# (an hour is met at any load; a TTFT under the stand-in's prefill never is)
+run "$LOBES" --json bench "${B[@]}" --concurrency 4 --requests 8 --slo ttft=3600000,tpot=3600000,e2el=3600000
 is "$(jq -r '.runs[0] | (.goodput == .request_throughput)' <<<"$out")" true "SLOs every request meets: goodput = request throughput"
-run "$LOBES" --json bench "${B[@]}" --concurrency 4 --requests 8 --slo ttft=$((FIRST_MS * 3)),tpot=$((TOKEN_MS / 4))
-is "$(jq -r '.runs[0].goodput' <<<"$out")" 0 "a TPOT SLO no request meets: goodput 0"
+run "$LOBES" --json bench "${B[@]}" --concurrency 4 --requests 8 --slo ttft=$((FIRST_MS / 4)),tpot=3600000
+is "$(jq -r '.runs[0].goodput' <<<"$out")" 0 "a TTFT SLO under the prefill, which no request meets: goodput 0"
 is "$(jq -r '.runs[0].goodput' <<<"$J")" null "no --slo: goodput null"
 
 # ---- token counts are the engine's usage -------------------------------------------

@@ -2,7 +2,9 @@
  * runtime.c — checks "docker", "compose", "gpu-runtime": the docker engine
  * and its nvidia runtime through the docker CLI (proc_run, bounded: `docker
  * version`, `docker info`; the Engine API client has no /info call), and
- * compose through compose_detect(), the same detection `lobes serve` uses.
+ * compose through compose_detect(), the same order `lobes serve` uses (doctor
+ * asks for the version line, so a v1 docker-compose is run, where serve only
+ * finds it in PATH).
  */
 #include <string.h>
 
