@@ -291,16 +291,23 @@ http POST /v1/chat/completions "$(chat_body "$PARIS_Q")"
 is "$code" 400 "a pooling model refuses chat"
 standin_stop_all
 
-STANDIN_CARD=thor standin_start thor-embedder "$EMBEDDER" --served-model-name embedder --runner pooling --convert embed
+# (DEBUG: the stand-in logs when it takes a request it will never answer,
+# so /health is asked while one hangs, not after a sleep that may be early)
+STANDIN_CARD=thor VLLM_LOGGING_LEVEL=DEBUG standin_start thor-embedder "$EMBEDDER" --served-model-name embedder --runner pooling --convert embed
 ok $? "thor: the embedder boots on the auto backend"
 has_line "Using FLASH_ATTN attention backend" "thor pooling auto-selects FLASH_ATTN"
-(HTTP_MAX_TIME=2 http POST /v1/embeddings "$EMB_REQ"; echo "$curl_rc $code" >"$TMP/hung") &
+curl -s -o /dev/null --max-time 3600 -H 'Content-Type: application/json' -d "$EMB_REQ" \
+	"http://127.0.0.1:$STANDIN_PORT/v1/embeddings" 2>/dev/null &
 hung=$!
-sleep 0.5
+taken() { grep -qF "/v1/embeddings request accepted (standin: sm_110 pooling hang)" "$STANDIN_LOG"; }
+for i in $(seq "$TEST_POLLS"); do taken && break; sleep 0.1; done
+taken
+ok $? "thor FLASH_ATTN pooling: embeddings are accepted …"
 http GET /health
 is "$code" 200 "thor FLASH_ATTN pooling: /health stays green while a request hangs"
-wait "$hung"
-is "$(cat "$TMP/hung")" "28 000" "thor FLASH_ATTN pooling: embeddings are accepted and never answered"
+ok "$(kill -0 "$hung" 2>/dev/null; echo $?)" "thor FLASH_ATTN pooling: … and never answered (its client still waits)"
+kill "$hung" 2>/dev/null
+wait "$hung" 2>/dev/null
 standin_stop_all
 STANDIN_CARD=thor standin_start thor-embedder-triton "$EMBEDDER" --served-model-name embedder --runner pooling --convert embed --attention-config "$TRITON"
 http POST /v1/embeddings "$EMB_REQ"
@@ -354,9 +361,18 @@ STANDIN_CARD=thor standin_start thor-reranker-eager-bare "$RERANKER" --served-mo
 http POST /v1/rerank "$RERANK_BODY"
 is "$(jq -r '.results[0].index != 1' <<<"$body")" true "thor eager without the overrides: the ordering is wrong, as on every card"
 standin_stop_all
-STANDIN_CARD=thor standin_start thor-reranker-eager-fa "$RERANKER" --served-model-name reranker --runner pooling --convert classify --enforce-eager --hf-overrides "$HF_RERANK"
-HTTP_MAX_TIME=1 http POST /v1/rerank "$RERANK_BODY"
-is "$curl_rc" 28 "thor eager on FLASH_ATTN: rerank hangs"
+STANDIN_CARD=thor VLLM_LOGGING_LEVEL=DEBUG standin_start thor-reranker-eager-fa "$RERANKER" --served-model-name reranker --runner pooling --convert classify --enforce-eager --hf-overrides "$HF_RERANK"
+curl -s -o /dev/null --max-time 3600 -H 'Content-Type: application/json' -d "$RERANK_BODY" \
+	"http://127.0.0.1:$STANDIN_PORT/v1/rerank" 2>/dev/null &
+hung=$!
+taken() { grep -qF "/v1/rerank request accepted (standin: sm_110 pooling hang)" "$STANDIN_LOG"; }
+for i in $(seq "$TEST_POLLS"); do taken && break; sleep 0.1; done
+taken
+ok $? "thor eager on FLASH_ATTN: rerank is accepted …"
+http GET /health
+ok "$([ "$code" = 200 ] && kill -0 "$hung" 2>/dev/null; echo $?)" "thor eager on FLASH_ATTN: … and hangs (/health answers, the rerank does not)"
+kill "$hung" 2>/dev/null
+wait "$hung" 2>/dev/null
 standin_stop_all
 
 # ---- hand: LFM2.5-1.2B on thor -------------------------------------------
