@@ -245,6 +245,47 @@ static void test_embedded_lookup_ends(void **state)
 	assert_null(gw_embedded(""));
 }
 
+static struct gw_config *load_env(const char *env, struct err **e)
+{
+	char *d = tmpdir();
+	_cleanup_free_ char *p = xasprintf("%s/.env", d);
+	assert_int_equal(fs_write_atomic(p, env, strlen(env), 0600, NULL), 0);
+	struct gw_config *c = gw_config_load(d, NULL, e);
+	rmtree(d);
+	return c;
+}
+
+/* config.c roles_from_env(): a feasible role's port out of 1-65535 is
+ * refused as not valid, at its line, with the range; 65535 is a port; an
+ * infeasible role's port is not read. Kills the refusal's `return -1` →
+ * `return -0` (the load went on and blamed a missing port instead). */
+static void test_feasible_role_port_bounds(void **state)
+{
+	(void)state;
+	struct err *e = NULL;
+	struct gw_config *c = load_env("LOBES_PROFILE=spark\nCORTEX_FEASIBLE=true\nCORTEX_PORT=9001\n"
+				       "HAND_FEASIBLE=true\nHAND_PORT=65536\n", &e);
+	assert_null(c);
+	assert_non_null(e);
+	assert_string_contains(e->msg, ".env:5: HAND_PORT '65536' is not valid; expected an integer 1-65535");
+	err_free(e);
+	e = NULL;
+	c = load_env("LOBES_PROFILE=spark\nCORTEX_FEASIBLE=true\nCORTEX_PORT=0\n", &e);
+	assert_null(c);
+	assert_string_contains(e->msg, ".env:3: CORTEX_PORT '0' is not valid");
+	err_free(e);
+	e = NULL;
+	c = load_env("LOBES_PROFILE=spark\nCORTEX_FEASIBLE=true\nCORTEX_PORT=65535\n"
+		     "HAND_FEASIBLE=false\nHAND_PORT=99999\n", &e);
+	assert_null(e);
+	assert_non_null(c);
+	struct gw_route r;
+	assert_int_equal(gw_route_request(c, GW_EP_CHAT, "{}", 2, &r), 0);
+	assert_int_equal(r.role, ROLE_CORTEX);
+	gw_route_free(&r);
+	gw_config_unref(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -254,6 +295,7 @@ int main(void)
 		cmocka_unit_test(test_record_matches_in_signature_order),
 		cmocka_unit_test(test_root_record_outranks_version_fit),
 		cmocka_unit_test(test_embedded_lookup_ends),
+		cmocka_unit_test(test_feasible_role_port_bounds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
