@@ -343,6 +343,28 @@ static void test_ready_wait_error_fails_the_run(void **state)
 	bringup_result_free(&res);
 }
 
+/* A role whose window closes but that never turns healthy times out in the
+ * ready wait: the run returns 0 with the role's timeout in the result and
+ * no error (an engine's failure is a result, not an error of lobes).
+ * Kills `wait_ready(...) < 0` → `< 1` (the timeout's 0 became -1). */
+static void test_ready_timeout_is_a_result(void **state)
+{
+	(void)state;
+	struct sim s = sim_new();
+	s.warm_ms = 1000000;
+	struct bringup_opts o = opts();
+	o.ready_wait_ms = 5000;
+	struct bringup_result res;
+	struct bringup_ops ops = { &s, s_start, s_observe, s_free, s_drop, s_event, s_now, s_sleep };
+	struct err *e = NULL;
+	assert_int_equal(bringup_run(roles, ARRAY_SIZE(roles), &ops, &o, &res, &e), 0);
+	assert_null(e);
+	assert_false(res.ok);
+	assert_int_equal(res.roles[0].outcome, OUT_TIMEOUT);
+	assert_string_contains(res.roles[0].reason, "not healthy within 5 s");
+	bringup_result_free(&res);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -356,6 +378,7 @@ int main(void)
 		cmocka_unit_test(test_gate_boundary_starts),
 		cmocka_unit_test(test_together_needs_the_margin),
 		cmocka_unit_test(test_ready_wait_error_fails_the_run),
+		cmocka_unit_test(test_ready_timeout_is_a_result),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

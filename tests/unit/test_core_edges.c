@@ -12,6 +12,7 @@
 #include "../../src/lib/gateway/gateway.h"
 #include "../../src/lib/gateway/config_int.h"
 #include "../../src/lib/knowledge/embedded.h"
+#include "../../src/lib/plan/plan.h"
 #include "../../src/lib/runtime/memory.h"
 #include "../../src/lib/triage/triage.h"
 #include "../../src/lib/util/fs.h"
@@ -286,6 +287,61 @@ static void test_feasible_role_port_bounds(void **state)
 	gw_config_unref(c);
 }
 
+/* predicate.c trait_applies(): an unknown truth applies only a trait that
+ * says on_unknown: apply; one that says nothing (NULL) or skip does not.
+ * Kills dropping `t->on_unknown &&` (strcmp of NULL). */
+static void test_trait_applies_on_unknown(void **state)
+{
+	(void)state;
+	struct trait t = { 0 };
+	assert_false(trait_applies(&t, TRI_UNKNOWN));
+	assert_true(trait_applies(&t, TRI_TRUE));
+	assert_false(trait_applies(&t, TRI_FALSE));
+	t.on_unknown = "skip";
+	assert_false(trait_applies(&t, TRI_UNKNOWN));
+	t.on_unknown = "apply";
+	assert_true(trait_applies(&t, TRI_UNKNOWN));
+	assert_false(trait_applies(&t, TRI_FALSE));
+}
+
+/* memory.c meminfo_field(): /proc/meminfo is read with a 1 MiB cap — a
+ * file past it is refused, not read. Kills the cap `1 << 20` → `0 << 20`
+ * (0 is fs_read's 64 MiB default). */
+static void test_meminfo_cap(void **state)
+{
+	(void)state;
+	char *d = tmpdir();
+	_cleanup_free_ char *proc = xasprintf("%s/proc", d);
+	assert_int_equal(mkdir(proc, 0700), 0);
+	_cleanup_free_ char *mi = xasprintf("%s/meminfo", proc);
+	size_t n = (1u << 20) + 1;
+	char *text = xcalloc(n + 1, 1);
+	memset(text, 'x', n);
+	memcpy(text, "MemTotal: 1024 kB\n", 18);
+	assert_int_equal(fs_write_atomic(mi, text, n, 0644, NULL), 0);
+	const char *root = getenv("LOBES_SYSROOT");
+	_cleanup_free_ char *keep = root ? xstrdup(root) : NULL;
+	setenv("LOBES_SYSROOT", d, 1);
+	uint64_t b = 7;
+	struct err *e = NULL;
+	int rc = meminfo_field("MemTotal", &b, &e);
+	/* one byte less is read */
+	assert_int_equal(fs_write_atomic(mi, text, n - 1, 0644, NULL), 0);
+	uint64_t b2 = 0;
+	struct err *e2 = NULL;
+	int rc2 = meminfo_field("MemTotal", &b2, &e2);
+	keep ? setenv("LOBES_SYSROOT", keep, 1) : unsetenv("LOBES_SYSROOT");
+	free(text);
+	rmtree(d);
+	assert_int_equal(rc, -1);
+	assert_non_null(e);
+	assert_int_equal(b, 7);
+	err_free(e);
+	assert_null(e2);
+	assert_int_equal(rc2, 0);
+	assert_int_equal(b2, 1024 * 1024);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -296,6 +352,8 @@ int main(void)
 		cmocka_unit_test(test_root_record_outranks_version_fit),
 		cmocka_unit_test(test_embedded_lookup_ends),
 		cmocka_unit_test(test_feasible_role_port_bounds),
+		cmocka_unit_test(test_trait_applies_on_unknown),
+		cmocka_unit_test(test_meminfo_cap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
