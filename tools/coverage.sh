@@ -45,7 +45,11 @@ fi
 mkdir -p "$build/coverage"
 # --exclude-unreachable-branches drops the branches gcc reports on lines
 # with no code of their own (a closing brace); every other branch counts.
-gc="gcovr -r . --object-directory $build --filter src/lib/ --exclude-unreachable-branches"
+# --gcov-ignore-parse-errors: gcov's counters are not atomic, and threads
+# updating one at once (the gateway's) can leave it at -1, which gcovr 5
+# refuses as an unknown line and stops; with it such a record is dropped
+# with a warning (docs/testing.md: the third round).
+gc="gcovr -r . --object-directory $build --filter src/lib/ --exclude-unreachable-branches --gcov-ignore-parse-errors"
 $gc --html-details "$build/coverage/index.html" --txt "$build/coverage.txt" -s \
 	>"$build/coverage-summary.txt" || exit 1
 $gc -b --txt "$build/coverage-branches.txt" || exit 1
