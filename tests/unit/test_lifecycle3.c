@@ -9,7 +9,8 @@
  * more runtimes print (exit codes of kubectl describe and systemd, Ray's
  * dead workers, glibc aborts, torchrun's signals, containerd and
  * Kubernetes never running the image), the signal an exit code names, and
- * an entry point's top level that is the server running, not an import.
+ * an entry point's top level that is the server running, not an import;
+ * a request's own path through uvicorn and Starlette means serving.
  * Each case fails without its rule.
  *
  * The log lines here are written for these tests, in the shapes vLLM,
@@ -280,6 +281,31 @@ static void test_entrypoint_module(void **state)
 		     PHASE_PRESTART);
 }
 
+/* An HTTP request's own path through uvicorn's protocol handlers or the
+ * exception wrapper Starlette puts around http scopes means serving; the
+ * lifespan's start-up through the same middleware does not. */
+static void test_request_path_frames(void **state)
+{
+	(void)state;
+	static const char *const req[] = {
+		FRAME("uvicorn/protocols/http/h11_impl.py", "handle_events"),
+		FRAME("starlette/_exception_handler.py", "wrapped_app"),
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(req); i++) {
+		char *log = xasprintf("INFO 02-01 10:00:00 [model_runner.py:1] Loading model weights took 3 GiB\n"
+				      "Traceback (most recent call last):\n"
+				      FRAME("starlette/middleware/errors.py", "__call__") "%s"
+				      "    raise exc\n", req[i]);
+		expect_phase(log, PHASE_SERVING);
+		free(log);
+	}
+	expect_phase("INFO 02-01 10:00:00 [model_runner.py:1] Loading model weights took 3 GiB\n"
+		     "Traceback (most recent call last):\n"
+		     FRAME("starlette/routing.py", "lifespan")
+		     FRAME("starlette/middleware/errors.py", "__call__")
+		     "    await self.app(scope, receive, _send)\n", PHASE_LOAD);
+}
+
 /* An exit code names the signal a process died of: the shell's and
  * container runtimes' 128 + N, Python multiprocessing's -N (also read
  * from V0's `died, exit code: -11`); other codes name none. */
@@ -318,6 +344,7 @@ int main(void)
 		cmocka_unit_test(test_pod_prefix),
 		cmocka_unit_test(test_exit_signal),
 		cmocka_unit_test(test_entrypoint_module),
+		cmocka_unit_test(test_request_path_frames),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -313,6 +313,12 @@ static void frame_found(const char *path, size_t plen, long line, const char *fu
 			*request = true;
 		*strong = (int)PHASE_SERVING; /* a request handler: the server was up */
 	}
+	/* an HTTP request's own path through the ASGI server and Starlette
+	 * (uvicorn's protocol handlers; the exception wrapper Starlette puts
+	 * around http and websocket scopes only, not the lifespan's start-up):
+	 * the server was up */
+	if (memmem(path, plen, "/uvicorn/protocols/", 19) || memmem(path, plen, "starlette/_exception_handler.py", 31))
+		*strong = (int)PHASE_SERVING;
 	if (!v)
 		return;
 	free(*frame);
