@@ -10,7 +10,8 @@
  * dead workers, glibc aborts, torchrun's signals, containerd and
  * Kubernetes never running the image), the signal an exit code names, and
  * an entry point's top level that is the server running, not an import;
- * a request's own path through uvicorn and Starlette means serving.
+ * a request's own path through uvicorn and Starlette means serving; a
+ * stack faulthandler dumps at a crash, whose root is the crash.
  * Each case fails without its rule.
  *
  * The log lines here are written for these tests, in the shapes vLLM,
@@ -306,6 +307,33 @@ static void test_request_path_frames(void **state)
 		     "    await self.app(scope, receive, _send)\n", PHASE_LOAD);
 }
 
+/* A stack faulthandler dumps at a native crash (most recent call first,
+ * `line N in f` without a comma) is no traceback cut short: the crash is
+ * the root, the dump's first vLLM frame is where, and the first phase its
+ * frames name (the innermost) is the phase. */
+static void test_fault_dump(void **state)
+{
+	(void)state;
+	struct triage_verdict v;
+	struct triage *t = verdict_of(&none,
+		"INFO 02-01 10:00:00 [model_runner.py:1] Loading model weights took 3 GiB\n"
+		"Fatal Python error: Segmentation fault\n"
+		"\n"
+		"Current thread 0x00007fcf597eb640 (most recent call first):\n"
+		"  File \"/usr/lib/python3.10/site-packages/flashinfer/decode.py\", line 514 in begin_forward\n"
+		"  File \"/usr/lib/python3.10/site-packages/vllm/attention/backends/flashinfer.py\", line 149 in begin_forward\n"
+		"  File \"/usr/lib/python3.10/site-packages/vllm/worker/model_runner.py\", line 782 in capture\n"
+		"  File \"/usr/lib/python3.10/site-packages/vllm/worker/model_runner.py\", line 725 in capture_model\n"
+		"  File \"/usr/lib/python3.10/site-packages/vllm/worker/worker.py\", line 90 in load_model\n", &v);
+	assert_true(v.fatal);
+	assert_null(v.type);
+	assert_string_equal(v.message, "Fatal Python error: Segmentation fault");
+	assert_int_equal(v.line, 2);
+	assert_string_equal(v.frame, "vllm/attention/backends/flashinfer.py:149 in begin_forward");
+	assert_int_equal(v.phase, PHASE_GRAPH);
+	triage_free(t);
+}
+
 /* An exit code names the signal a process died of: the shell's and
  * container runtimes' 128 + N, Python multiprocessing's -N (also read
  * from V0's `died, exit code: -11`); other codes name none. */
@@ -345,6 +373,7 @@ int main(void)
 		cmocka_unit_test(test_exit_signal),
 		cmocka_unit_test(test_entrypoint_module),
 		cmocka_unit_test(test_request_path_frames),
+		cmocka_unit_test(test_fault_dump),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -199,6 +199,15 @@ long lc_find_exception(const char *m, size_t n)
 	return -1;
 }
 
+/* A frame as faulthandler dumps it at a native crash: `File "p", line N
+ * in f`, no comma before `in` (a traceback's frame has one). */
+static bool dump_frame(const char *m, size_t n)
+{
+	const char *ln = memmem(m, n, "\", line ", 8);
+	return ln && !memmem(ln, (size_t)(m + n - ln), ", in ", 5) &&
+	       memmem(ln, (size_t)(m + n - ln), " in ", 4);
+}
+
 /* One line of the tail, normalised. */
 struct tline {
 	const char *ls, *le;  /* raw */
@@ -251,6 +260,29 @@ static void tail_exceptions(struct triage *t, const char *lo, uint64_t first)
 				open = true;
 				cur.line_no = line;
 				cur.quiet = l->k.quiet_level;
+				cur.proc = lc_line_proc(t, l->ls, l->le, cur.proc_name);
+				open_at = l->ls;
+			}
+			prev_exc = false;
+			continue;
+		}
+		bool dump = (l->k.kind == NK_INDENT || l->k.kind == NK_CONT) && dump_frame(l->m, l->mn);
+		if (dump && (!open || cur.dump)) {
+			/* most recent call first: the first vLLM frame and the
+			 * first phase named are the innermost */
+			char *f = NULL;
+			int s = 0, w = 0;
+			lc_frame(l->m, l->mn, &f, &s, &w, NULL);
+			if (!cur.frame)
+				cur.frame = f;
+			else
+				free(f);
+			strong = strong ? strong : s;
+			weak = weak ? weak : w;
+			if (!open) {
+				open = true;
+				cur.dump = true;
+				cur.line_no = line;
 				cur.proc = lc_line_proc(t, l->ls, l->le, cur.proc_name);
 				open_at = l->ls;
 			}

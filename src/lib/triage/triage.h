@@ -158,6 +158,8 @@ struct triage_tb {
 	enum triage_phase phase;      /* from its frames, else the log's markers */
 	enum triage_phase at;         /* what the log's progress lines said at its header */
 	bool request;                 /* its frames handle a request (the API server's serving_*) */
+	bool dump;                    /* a stack faulthandler dumped at a native crash (most
+				       * recent call first), not a raised exception */
 	bool fatal;                   /* set by the verdict */
 };
 

@@ -223,7 +223,16 @@ const struct triage_life *triage_life(const struct triage *ct)
 		return L;
 	}
 	L->root = pick_root(lc);
-	if (L->root) {
+	if (L->root && L->root->dump && L->death) {
+		/* a stack faulthandler dumped: the crash it was dumped at is the
+		 * root, the dump says where (its innermost vLLM frame, its phase) */
+		L->root_type = NULL;
+		L->root_message = L->death->text;
+		L->root_frame = L->root->frame;
+		L->root_line = L->death->line_no;
+		L->phase = lc_phase_of(lc, L->root->line_no,
+				       L->root->phase != PHASE_UNKNOWN ? L->root->phase : L->death->phase);
+	} else if (L->root) {
 		L->root_type = L->root->type;
 		L->root_message = L->root->message;
 		L->root_frame = L->root->frame;
