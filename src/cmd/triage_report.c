@@ -321,8 +321,11 @@ static void print_verdict(const struct ctx *ctx, const json_t *f)
 		       (long long)json_integer_value(json_object_get(r, "line")));
 		print_root(r);
 		printf("\n");
+		/* a root with no exception (a crash with the stack dumped at it,
+		 * a paste cut inside a traceback): its frame raised nothing */
 		if (*jstr(r, "frame"))
-			printf("    raised at %s\n", jstr(r, "frame"));
+			printf("    %s %s\n", *jstr(r, "type") ? "raised at" : "innermost vLLM frame:",
+			       jstr(r, "frame"));
 	}
 	const json_t *d = json_object_get(f, "death");
 	if (json_is_object(d))

@@ -188,6 +188,7 @@ printf 'INFO 07-13 10:00:00 [loader.py:1] Starting to load model x\nTraceback (m
 run "$LOBES" triage "$TMP/cut.log"
 is "$(printf '%s\n' "$out" | head -1)" "$TMP/cut.log: FATAL in load: no known cause: a traceback the log cuts before its exception line" "a cut traceback is named as such"
 like "$out" "root exception \(line 2\): a traceback the log cuts before its exception line" "in the root line too"
+like "$out" "innermost vLLM frame: vllm/model_executor/model_loader/loader.py:9 in load_model" "its frame raised nothing: named as the innermost vLLM frame"
 run "$LOBES" --json triage "$TMP/unknown.log"
 is "$(printf '%s' "$out" | jq -r '.files[0] | [.verdict, .phase, .root_exception.type, .root_exception.frame, (.causes | length)] | join(",")')" \
 	"fatal,load,FrobError,vllm/model_executor/model_loader/loader.py:9 in load_model,0" "--json: verdict, phase, root_exception, no causes"
