@@ -10,7 +10,9 @@
 # excerpts, one per source, none used by another split, each batch
 # unchanged since its freeze commit; heldout3/ (split 3, consumed:
 # training data since 2026-12-03): 87 excerpts, one per source, none used
-# by another split, unchanged since its freeze commit.
+# by another split, unchanged since its freeze commit; heldout4/ (split 4,
+# the held-out split): 98 excerpts, one per source, none used by another
+# split, each batch unchanged since its freeze commit.
 . "${LOBES_SRC:-.}/tests/lib.sh"
 LOGS="$SRC/tests/fixtures/logs"
 FREEZE=c0c0284ece61bb286fdf6571ffe4225974d8abc3
@@ -18,6 +20,8 @@ FREEZE=c0c0284ece61bb286fdf6571ffe4225974d8abc3
 FREEZE2="cfd750fa1de6b91bab42b6e43ec86ffafa7382df 6bdbdae3a7f64d0cc1d9b5927df6f686e93203b0"
 # heldout3/ (split 3, consumed) was frozen in one commit
 FREEZE3=d48e4b466412e2c80547ea0e331a21ad8c5a1ac7
+# heldout4/ (split 4, held out) was frozen in two batches (heldout4/README.md)
+FREEZE4="c95be2dbbf01800439b3c8395ba2105fd53732af a34c0d81c0f478eeec99e2cfee9b895625f487b8"
 
 # the side the draw rule (heldout/README.md) gives a source URL
 side() {
@@ -56,6 +60,10 @@ check() {
 		if [ "$want" = heldout2 ]; then
 			grep -qF "# origin: $url " "$LOGS"/corpus/*.log "$LOGS"/train/*.log \
 				"$LOGS"/heldout/*.log && echo "$f: source already used outside heldout2/"
+		elif [ "$want" = heldout4 ]; then
+			grep -qF "# origin: $url " "$LOGS"/corpus/*.log "$LOGS"/train/*.log \
+				"$LOGS"/heldout/*.log "$LOGS"/heldout2/*.log "$LOGS"/heldout3/*.log &&
+				echo "$f: source already used outside heldout4/"
 		elif [ "$want" = heldout3 ]; then
 			grep -qF "# origin: $url " "$LOGS"/corpus/*.log "$LOGS"/train/*.log \
 				"$LOGS"/heldout/*.log "$LOGS"/heldout2/*.log && echo "$f: source already used outside heldout3/"
@@ -87,7 +95,11 @@ n=$(ls "$LOGS"/heldout3/*.log | wc -l)
 is "$n" 87 "heldout3/ holds the 87 excerpts frozen in $FREEZE3"
 is "$(sed -n 's/^# origin: \([^ ]*\).*/\1/p' "$LOGS"/heldout3/*.log | sort | uniq -d)" "" \
 	"heldout3/: one excerpt per source"
-for d in train heldout heldout2 heldout3; do
+n=$(ls "$LOGS"/heldout4/*.log | wc -l)
+is "$n" 98 "heldout4/ holds the 98 excerpts frozen in its two batches"
+is "$(sed -n 's/^# origin: \([^ ]*\).*/\1/p' "$LOGS"/heldout4/*.log | sort | uniq -d)" "" \
+	"heldout4/: one excerpt per source"
+for d in train heldout heldout2 heldout3 heldout4; do
 	problems=$(check "$LOGS/$d")
 	is "$problems" "" "$d/: headers, draw rule, new sources, vocabulary"
 done
@@ -173,4 +185,14 @@ if git -C "$SRC" cat-file -e "$FREEZE3^{commit}" 2>/dev/null; then
 else
 	ok 0 "# skip heldout3 freeze check: not a git checkout with $FREEZE3"
 fi
+# each heldout4 batch: its excerpts unchanged since its freeze commit
+for c in $FREEZE4; do
+	if git -C "$SRC" cat-file -e "$c^{commit}" 2>/dev/null; then
+		frozen=$(git -C "$SRC" ls-tree --name-only "$c" tests/fixtures/logs/heldout4/ | grep '\.log$')
+		changed=$(cd "$SRC" && [ -n "$frozen" ] && git diff --name-only "$c" -- $frozen)
+		is "$changed" "" "heldout4 excerpts unchanged since the freeze $c"
+	else
+		ok 0 "# skip heldout4 freeze check: not a git checkout with $c"
+	fi
+done
 done_testing
