@@ -174,67 +174,55 @@ static void test_malformed_json(void **state)
 	checkpoint_facts_free(&c);
 }
 
+/* Each KV-scale scheme: config.json and hf_quant_config.json (NULL: none)
+ * of a snapshot, and what is read from them: the scales, the quant method
+ * (NULL: none) and the reason. */
+static const struct kv_case {
+	const char *name, *config, *hfq;
+	enum tri kv;
+	const char *quant_method, *why;
+} kv_cases[] = {
+	{ "plain", "{}", NULL, TRI_FALSE, NULL,
+	  "config.json has no quantization_config (unquantized checkpoint, no KV scales)" },
+	{ "mo", "{}", "{\"quantization\": {\"kv_cache_quant_algo\": \"FP8\"}}", TRI_TRUE, "modelopt",
+	  "hf_quant_config.json quantization.kv_cache_quant_algo: FP8" },
+	{ "monull", "{}", "{\"quantization\": {\"kv_cache_quant_algo\": null}}", TRI_FALSE, "modelopt",
+	  "hf_quant_config.json quantization.kv_cache_quant_algo: null" },
+	/* hf_quant_config.json without a quantization object: config.json decides */
+	{ "moempty", "{\"quantization_config\": {\"quant_method\": \"fp8\"}}", "{\"producer\": {}}", TRI_FALSE,
+	  "fp8", "config.json quantization_config.kv_cache_scheme: absent" },
+	{ "cmo", "{\"quantization_config\": {\"quant_method\": \"modelopt\", \"kv_cache_quant_algo\": \"FP8\"}}",
+	  NULL, TRI_TRUE, "modelopt", "config.json quantization_config.kv_cache_quant_algo: FP8" },
+	{ "cmonull", "{\"quantization_config\": {\"quant_method\": \"modelopt\"}}", NULL, TRI_FALSE, "modelopt",
+	  "config.json quantization_config.kv_cache_quant_algo: null" },
+	{ "ct", "{\"quantization_config\": {\"quant_method\": \"compressed-tensors\","
+		" \"kv_cache_scheme\": {\"num_bits\": 8}}}",
+	  NULL, TRI_TRUE, "compressed-tensors", "config.json quantization_config.kv_cache_scheme: set" },
+	{ "ctnull", "{\"quantization_config\": {\"quant_method\": \"compressed-tensors\", \"kv_cache_scheme\": null}}",
+	  NULL, TRI_FALSE, "compressed-tensors", "config.json quantization_config.kv_cache_scheme: null" },
+	/* no quant_method at all */
+	{ "nqm", "{\"quantization_config\": {\"kv_cache_scheme\": {}}}", NULL, TRI_TRUE, NULL,
+	  "config.json quantization_config.kv_cache_scheme: set" },
+	/* a quantization_config that is not an object is none */
+	{ "qstr", "{\"quantization_config\": \"fp8\"}", NULL, TRI_FALSE, NULL,
+	  "config.json has no quantization_config (unquantized checkpoint, no KV scales)" },
+};
+
 static void test_kv_scale_schemes(void **state)
 {
 	(void)state;
-	struct checkpoint_facts c;
-	read_with("plain", "{}", NULL, &c);
-	assert_int_equal(c.kv_scales, TRI_FALSE);
-	assert_null(c.quant_method);
-	assert_string_contains(c.kv_scales_why, "no quantization_config");
-	checkpoint_facts_free(&c);
-
-	read_with("mo", "{}", "{\"quantization\": {\"kv_cache_quant_algo\": \"FP8\"}}", &c);
-	assert_int_equal(c.kv_scales, TRI_TRUE);
-	assert_string_equal(c.quant_method, "modelopt");
-	assert_string_equal(c.kv_scales_why,
-			    "hf_quant_config.json quantization.kv_cache_quant_algo: FP8");
-	checkpoint_facts_free(&c);
-	read_with("monull", "{}", "{\"quantization\": {\"kv_cache_quant_algo\": null}}", &c);
-	assert_int_equal(c.kv_scales, TRI_FALSE);
-	assert_string_equal(c.kv_scales_why,
-			    "hf_quant_config.json quantization.kv_cache_quant_algo: null");
-	checkpoint_facts_free(&c);
-	/* hf_quant_config.json without a quantization object: config.json decides */
-	read_with("moempty", "{\"quantization_config\": {\"quant_method\": \"fp8\"}}",
-		  "{\"producer\": {}}", &c);
-	assert_string_equal(c.quant_method, "fp8");
-	assert_int_equal(c.kv_scales, TRI_FALSE);
-	assert_string_equal(c.kv_scales_why, "config.json quantization_config.kv_cache_scheme: absent");
-	checkpoint_facts_free(&c);
-
-	read_with("cmo", "{\"quantization_config\": {\"quant_method\": \"modelopt\","
-		  " \"kv_cache_quant_algo\": \"FP8\"}}", NULL, &c);
-	assert_int_equal(c.kv_scales, TRI_TRUE);
-	assert_string_equal(c.quant_method, "modelopt");
-	assert_string_equal(c.kv_scales_why, "config.json quantization_config.kv_cache_quant_algo: FP8");
-	checkpoint_facts_free(&c);
-	read_with("cmonull", "{\"quantization_config\": {\"quant_method\": \"modelopt\"}}", NULL, &c);
-	assert_int_equal(c.kv_scales, TRI_FALSE);
-	assert_string_equal(c.kv_scales_why, "config.json quantization_config.kv_cache_quant_algo: null");
-	checkpoint_facts_free(&c);
-
-	read_with("ct", "{\"quantization_config\": {\"quant_method\": \"compressed-tensors\","
-		  " \"kv_cache_scheme\": {\"num_bits\": 8}}}", NULL, &c);
-	assert_int_equal(c.kv_scales, TRI_TRUE);
-	assert_string_equal(c.quant_method, "compressed-tensors");
-	assert_string_equal(c.kv_scales_why, "config.json quantization_config.kv_cache_scheme: set");
-	checkpoint_facts_free(&c);
-	read_with("ctnull", "{\"quantization_config\": {\"quant_method\": \"compressed-tensors\","
-		  " \"kv_cache_scheme\": null}}", NULL, &c);
-	assert_int_equal(c.kv_scales, TRI_FALSE);
-	assert_string_equal(c.kv_scales_why, "config.json quantization_config.kv_cache_scheme: null");
-	checkpoint_facts_free(&c);
-	/* no quant_method at all */
-	read_with("nqm", "{\"quantization_config\": {\"kv_cache_scheme\": {}}}", NULL, &c);
-	assert_null(c.quant_method);
-	assert_int_equal(c.kv_scales, TRI_TRUE);
-	checkpoint_facts_free(&c);
-	/* a quantization_config that is not an object is none */
-	read_with("qstr", "{\"quantization_config\": \"fp8\"}", NULL, &c);
-	assert_int_equal(c.kv_scales, TRI_FALSE);
-	assert_null(c.quant_method);
-	checkpoint_facts_free(&c);
+	for (size_t i = 0; i < ARRAY_SIZE(kv_cases); i++) {
+		const struct kv_case *k = &kv_cases[i];
+		struct checkpoint_facts c;
+		read_with(k->name, k->config, k->hfq, &c);
+		assert_int_equal(c.kv_scales, k->kv);
+		if (k->quant_method)
+			assert_string_equal(c.quant_method, k->quant_method);
+		else
+			assert_null(c.quant_method);
+		assert_string_equal(c.kv_scales_why, k->why);
+		checkpoint_facts_free(&c);
+	}
 }
 
 static void test_identity(void **state)
@@ -281,77 +269,62 @@ static void test_identity(void **state)
 	checkpoint_facts_free(&c);
 }
 
+/* Each native-context rule: a config.json, the context read from it and
+ * the reason (NULL: none). */
+static const struct ctx_case {
+	const char *name, *config;
+	long long ctx;
+	const char *why;
+} ctx_cases[] = {
+	/* the smallest stated length wins, whatever the key's order */
+	{ "ctx", "{\"seq_length\": 8192, \"max_position_embeddings\": 32768}", 8192, "config.json seq_length" },
+	{ "ctx1", "{\"max_position_embeddings\": 4096, \"n_positions\": 4096, \"seq_len\": 0,"
+		  " \"max_seq_len\": \"2048\"}",
+	  4096, "config.json max_position_embeddings" },
+	/* text_config first; the top level only when it states none */
+	{ "ctx2", "{\"max_position_embeddings\": 1000, \"text_config\": {\"max_position_embeddings\": 131072}}",
+	  131072, "config.json text_config.max_position_embeddings" },
+	{ "ctx3", "{\"max_position_embeddings\": 1000, \"text_config\": {\"x\": 1}}", 1000,
+	  "config.json max_position_embeddings" },
+	{ "ctx4", "{\"max_position_embeddings\": -5}", 0, NULL },
+	/* rope scaling: linear and dynamic multiply the length */
+	{ "lin", "{\"max_position_embeddings\": 4096, \"rope_scaling\": {\"type\": \"linear\", \"factor\": 2.0}}",
+	  8192, "config.json max_position_embeddings 4096, linear rope factor 2" },
+	{ "dyn", "{\"max_position_embeddings\": 4096, \"rope_parameters\": {\"rope_type\": \"dynamic\", \"factor\": 4}}",
+	  16384, "config.json max_position_embeddings 4096, dynamic rope factor 4" },
+	/* yarn from original_max_position_embeddings when stated */
+	{ "yarn", "{\"max_position_embeddings\": 131072, \"rope_scaling\": {\"rope_type\":"
+		  " \"yarn\", \"factor\": 4, \"original_max_position_embeddings\": 32768}}",
+	  131072, "config.json max_position_embeddings 32768, yarn rope factor 4" },
+	{ "yarn2", "{\"max_position_embeddings\": 1000, \"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 2}}",
+	  2000, "config.json max_position_embeddings 1000, yarn rope factor 2" },
+	/* linear ignores original_max_position_embeddings */
+	{ "lin2", "{\"max_position_embeddings\": 1000, \"rope_scaling\": {\"rope_type\":"
+		  " \"linear\", \"factor\": 2, \"original_max_position_embeddings\": 10}}",
+	  2000, "config.json max_position_embeddings 1000, linear rope factor 2" },
+	/* a factor of 1, another rope type, or no factor: the length as stated */
+	{ "f1", "{\"max_position_embeddings\": 1000, \"rope_scaling\": {\"type\": \"linear\", \"factor\": 1}}",
+	  1000, "config.json max_position_embeddings" },
+	{ "llama3", "{\"max_position_embeddings\": 1000, \"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8}}",
+	  1000, "config.json max_position_embeddings" },
+	{ "nof", "{\"max_position_embeddings\": 1000, \"rope_scaling\": {\"rope_type\": \"yarn\"}}", 1000,
+	  "config.json max_position_embeddings" },
+};
+
 static void test_native_context(void **state)
 {
 	(void)state;
-	struct checkpoint_facts c;
-	/* the smallest stated length wins, whatever the key's order */
-	read_with("ctx", "{\"seq_length\": 8192, \"max_position_embeddings\": 32768}", NULL, &c);
-	assert_int_equal(c.native_context, 8192);
-	assert_string_equal(c.native_context_why, "config.json seq_length");
-	checkpoint_facts_free(&c);
-	read_with("ctx1", "{\"max_position_embeddings\": 4096, \"n_positions\": 4096, \"seq_len\": 0,"
-		  " \"max_seq_len\": \"2048\"}", NULL, &c);
-	assert_int_equal(c.native_context, 4096);
-	assert_string_equal(c.native_context_why, "config.json max_position_embeddings");
-	checkpoint_facts_free(&c);
-
-	/* text_config first; the top level only when it states none */
-	read_with("ctx2", "{\"max_position_embeddings\": 1000,"
-		  " \"text_config\": {\"max_position_embeddings\": 131072}}", NULL, &c);
-	assert_int_equal(c.native_context, 131072);
-	assert_string_equal(c.native_context_why, "config.json text_config.max_position_embeddings");
-	checkpoint_facts_free(&c);
-	read_with("ctx3", "{\"max_position_embeddings\": 1000, \"text_config\": {\"x\": 1}}", NULL, &c);
-	assert_int_equal(c.native_context, 1000);
-	assert_string_equal(c.native_context_why, "config.json max_position_embeddings");
-	checkpoint_facts_free(&c);
-	read_with("ctx4", "{\"max_position_embeddings\": -5}", NULL, &c);
-	assert_int_equal(c.native_context, 0);
-	assert_null(c.native_context_why);
-	checkpoint_facts_free(&c);
-
-	/* rope scaling: linear and dynamic multiply the length */
-	read_with("lin", "{\"max_position_embeddings\": 4096,"
-		  " \"rope_scaling\": {\"type\": \"linear\", \"factor\": 2.0}}", NULL, &c);
-	assert_int_equal(c.native_context, 8192);
-	assert_string_equal(c.native_context_why,
-			    "config.json max_position_embeddings 4096, linear rope factor 2");
-	checkpoint_facts_free(&c);
-	read_with("dyn", "{\"max_position_embeddings\": 4096,"
-		  " \"rope_parameters\": {\"rope_type\": \"dynamic\", \"factor\": 4}}", NULL, &c);
-	assert_int_equal(c.native_context, 16384);
-	checkpoint_facts_free(&c);
-	/* yarn from original_max_position_embeddings when stated */
-	read_with("yarn", "{\"max_position_embeddings\": 131072, \"rope_scaling\": {\"rope_type\":"
-		  " \"yarn\", \"factor\": 4, \"original_max_position_embeddings\": 32768}}", NULL, &c);
-	assert_int_equal(c.native_context, 131072);
-	assert_string_equal(c.native_context_why,
-			    "config.json max_position_embeddings 32768, yarn rope factor 4");
-	checkpoint_facts_free(&c);
-	read_with("yarn2", "{\"max_position_embeddings\": 1000, \"rope_scaling\": {\"rope_type\":"
-		  " \"yarn\", \"factor\": 2}}", NULL, &c);
-	assert_int_equal(c.native_context, 2000);
-	checkpoint_facts_free(&c);
-	/* linear ignores original_max_position_embeddings */
-	read_with("lin2", "{\"max_position_embeddings\": 1000, \"rope_scaling\": {\"rope_type\":"
-		  " \"linear\", \"factor\": 2, \"original_max_position_embeddings\": 10}}", NULL, &c);
-	assert_int_equal(c.native_context, 2000);
-	checkpoint_facts_free(&c);
-	/* a factor of 1, another rope type, or no factor: the length as stated */
-	read_with("f1", "{\"max_position_embeddings\": 1000,"
-		  " \"rope_scaling\": {\"type\": \"linear\", \"factor\": 1}}", NULL, &c);
-	assert_int_equal(c.native_context, 1000);
-	assert_string_equal(c.native_context_why, "config.json max_position_embeddings");
-	checkpoint_facts_free(&c);
-	read_with("llama3", "{\"max_position_embeddings\": 1000,"
-		  " \"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8}}", NULL, &c);
-	assert_int_equal(c.native_context, 1000);
-	checkpoint_facts_free(&c);
-	read_with("nof", "{\"max_position_embeddings\": 1000,"
-		  " \"rope_scaling\": {\"rope_type\": \"yarn\"}}", NULL, &c);
-	assert_int_equal(c.native_context, 1000);
-	checkpoint_facts_free(&c);
+	for (size_t i = 0; i < ARRAY_SIZE(ctx_cases); i++) {
+		const struct ctx_case *k = &ctx_cases[i];
+		struct checkpoint_facts c;
+		read_with(k->name, k->config, NULL, &c);
+		assert_int_equal(c.native_context, k->ctx);
+		if (k->why)
+			assert_string_equal(c.native_context_why, k->why);
+		else
+			assert_null(c.native_context_why);
+		checkpoint_facts_free(&c);
+	}
 }
 
 static void test_cache_list_and_weights(void **state)

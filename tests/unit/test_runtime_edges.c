@@ -27,31 +27,34 @@
 static void test_parse_time(void **state)
 {
 	(void)state;
-	time_t t = 42;
-	assert_int_equal(engine_parse_time("2026-12-03T10:00:00Z", &t), 0);
-	assert_int_equal(t, 1796292000);
-	/* an offset east is earlier in UTC, west later */
-	assert_int_equal(engine_parse_time("2026-12-03T10:00:00+02:30", &t), 0);
-	assert_int_equal(t, 1796292000 - 9000);
-	assert_int_equal(engine_parse_time("2026-12-03T10:00:00.123456789-01:00", &t), 0);
-	assert_int_equal(t, 1796292000 + 3600);
-	assert_int_equal(engine_parse_time("1970-01-01T00:00:00Z", &t), 0);
-	assert_int_equal(t, 0);
-	t = 42;
+	static const struct {
+		const char *text;
+		time_t t;
+	} good[] = {
+		{ "2026-12-03T10:00:00Z", 1796292000 },
+		/* an offset east is earlier in UTC, west later */
+		{ "2026-12-03T10:00:00+02:30", 1796292000 - 9000 },
+		{ "2026-12-03T10:00:00.123456789-01:00", 1796292000 + 3600 },
+		{ "1970-01-01T00:00:00Z", 0 },
+	};
 	/* refused: the engine's "never", no zone, a dot without digits, a bad
 	 * or short offset, text after the zone, NULL */
-	assert_int_equal(engine_parse_time("0001-01-01T00:00:00Z", &t), -1);
-	assert_int_equal(engine_parse_time("1969-12-31T23:59:59Z", &t), -1);
-	assert_int_equal(engine_parse_time("2026-12-03T10:00:00", &t), -1);
-	assert_int_equal(engine_parse_time("2026-12-03T10:00:00.Z", &t), -1);
-	assert_int_equal(engine_parse_time("2026-12-03T10:00:00+0200", &t), -1);
-	assert_int_equal(engine_parse_time("2026-12-03T10:00:00+02:0", &t), -1);
-	assert_int_equal(engine_parse_time("2026-12-03T10:00:00+x2:00", &t), -1);
-	assert_int_equal(engine_parse_time("2026-12-03T10:00:00Zjunk", &t), -1);
-	assert_int_equal(engine_parse_time("2026-12-03T10:00:00+02:00x", &t), -1);
-	assert_int_equal(engine_parse_time("yesterday", &t), -1);
-	assert_int_equal(engine_parse_time(NULL, &t), -1);
-	assert_int_equal(t, 42); /* untouched */
+	static const char *const bad[] = {
+		"0001-01-01T00:00:00Z",	     "1969-12-31T23:59:59Z",	  "2026-12-03T10:00:00",
+		"2026-12-03T10:00:00.Z",     "2026-12-03T10:00:00+0200",  "2026-12-03T10:00:00+02:0",
+		"2026-12-03T10:00:00+x2:00", "2026-12-03T10:00:00Zjunk",  "2026-12-03T10:00:00+02:00x",
+		"yesterday",		     NULL,
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
+		time_t t = 42;
+		assert_int_equal(engine_parse_time(good[i].text, &t), 0);
+		assert_int_equal(t, good[i].t);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		time_t t = 42;
+		assert_int_equal(engine_parse_time(bad[i], &t), -1);
+		assert_int_equal(t, 42); /* untouched */
+	}
 }
 
 static void test_list_refused(void **state)
@@ -126,25 +129,37 @@ static void test_list_partial_and_health(void **state)
 	assert_int_equal(l.n, 0);
 }
 
+/* BODY refused as a container inspect (image: an image inspect) with
+ * EXIT_RUNTIME and the message WANT; WANT NULL: bad JSON text, the
+ * message "container inspect: " (or "image inspect: ") and jansson's
+ * reason, not the one for a document of the wrong shape. */
+static void refused(bool image, const char *body, const char *want)
+{
+	struct engine_container c;
+	struct engine_image im;
+	struct err *e = NULL;
+	assert_int_equal(image ? engine_parse_image(body, &im, &e) : engine_parse_inspect(body, &c, &e), -1);
+	assert_non_null(e);
+	assert_int_equal(e->code, EXIT_RUNTIME);
+	if (want) {
+		assert_string_equal(e->msg, want);
+	} else {
+		const char *what = image ? "image inspect: " : "container inspect: ";
+		_cleanup_free_ char *shape = xasprintf("%snot an object with an Id", what);
+		assert_string_contains(e->msg, what);
+		assert_true(strcmp(e->msg, shape) != 0);
+	}
+	err_free(e);
+}
+
 static void test_inspect(void **state)
 {
 	(void)state;
+	refused(false, "[]", "container inspect: not an object with an Id");
+	refused(false, "{\"Name\":\"/x\"}", "container inspect: not an object with an Id");
+	refused(false, "{\"Id\":", NULL);
 	struct engine_container c;
 	struct err *e = NULL;
-	assert_int_equal(engine_parse_inspect("[]", &c, &e), -1);
-	assert_string_equal(e->msg, "container inspect: not an object with an Id");
-	assert_int_equal(e->code, EXIT_RUNTIME);
-	err_free(e);
-	e = NULL;
-	assert_int_equal(engine_parse_inspect("{\"Name\":\"/x\"}", &c, &e), -1);
-	assert_string_equal(e->msg, "container inspect: not an object with an Id");
-	err_free(e);
-	e = NULL;
-	assert_int_equal(engine_parse_inspect("{\"Id\":", &c, &e), -1);
-	assert_string_contains(e->msg, "container inspect: ");
-	assert_true(strcmp(e->msg, "container inspect: not an object with an Id") != 0);
-	err_free(e);
-	e = NULL;
 	/* a bare object: every field present and empty */
 	assert_int_equal(engine_parse_inspect("{\"Id\":\"abc\"}", &c, &e), 0);
 	assert_string_equal(c.id, "abc");
@@ -190,17 +205,10 @@ static void test_inspect(void **state)
 static void test_image(void **state)
 {
 	(void)state;
+	refused(true, "[\"sha256:x\"]", "image inspect: not an object with an Id");
+	refused(true, "{", NULL);
 	struct engine_image im;
 	struct err *e = NULL;
-	assert_int_equal(engine_parse_image("[\"sha256:x\"]", &im, &e), -1);
-	assert_string_equal(e->msg, "image inspect: not an object with an Id");
-	assert_int_equal(e->code, EXIT_RUNTIME);
-	err_free(e);
-	e = NULL;
-	assert_int_equal(engine_parse_image("{", &im, &e), -1);
-	assert_string_contains(e->msg, "image inspect: ");
-	err_free(e);
-	e = NULL;
 	assert_int_equal(engine_parse_image("{\"Id\":\"sha256:1\",\"RepoDigests\":\"x\","
 					    "\"RepoTags\":[\"v:1\"],\"Config\":{\"Env\":[\"P=/bin\"]}}",
 					    &im, &e),
@@ -299,29 +307,26 @@ static void test_fleet_load(void **state)
 static void test_log_phase(void **state)
 {
 	(void)state;
-	struct log_phase p;
-	log_phase_scan("", &p);
-	assert_string_equal(p.phase, "starting");
-	assert_false(p.window_closed);
-	assert_false(p.startup_complete);
-	log_phase_scan("INFO Starting to load model x\nINFO Model loading took 3 s\n", &p);
-	assert_string_equal(p.phase, "profiling memory");
-	assert_false(p.window_closed);
-	log_phase_scan("Available KV cache memory: 3 GiB\nGPU KV cache size: 1000 tokens\n", &p);
-	assert_string_equal(p.phase, "warming up");
-	assert_false(p.window_closed);
-	log_phase_scan("init engine (profile, create kv cache, warmup model) took 9 s\n", &p);
-	assert_string_equal(p.phase, "starting API server");
-	assert_true(p.window_closed);
-	assert_false(p.startup_complete);
-	/* the API server's start alone closes the window */
-	log_phase_scan("Starting to load model\nStarting vLLM API server 0 on http://\n", &p);
-	assert_string_equal(p.phase, "loading weights");
-	assert_true(p.window_closed);
-	log_phase_scan("Application startup complete.\n", &p);
-	assert_string_equal(p.phase, "ready");
-	assert_true(p.window_closed);
-	assert_true(p.startup_complete);
+	/* a boot log so far, and the phase read from it */
+	static const struct {
+		const char *log, *phase;
+		bool window_closed, startup_complete;
+	} cases[] = {
+		{ "", "starting", false, false },
+		{ "INFO Starting to load model x\nINFO Model loading took 3 s\n", "profiling memory", false, false },
+		{ "Available KV cache memory: 3 GiB\nGPU KV cache size: 1000 tokens\n", "warming up", false, false },
+		{ "init engine (profile, create kv cache, warmup model) took 9 s\n", "starting API server", true, false },
+		/* the API server's start alone closes the window */
+		{ "Starting to load model\nStarting vLLM API server 0 on http://\n", "loading weights", true, false },
+		{ "Application startup complete.\n", "ready", true, true },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct log_phase p;
+		log_phase_scan(cases[i].log, &p);
+		assert_string_equal(p.phase, cases[i].phase);
+		assert_int_equal(p.window_closed, cases[i].window_closed);
+		assert_int_equal(p.startup_complete, cases[i].startup_complete);
+	}
 }
 
 static void test_url_for_bind(void **state)
