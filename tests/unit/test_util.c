@@ -8,6 +8,7 @@
 #include "../../src/lib/util/buf.h"
 #include "../../src/lib/util/fs.h"
 #include "../../src/lib/util/proc.h"
+#include "../../src/lib/util/strv.h"
 
 static void test_err_wrap(void **state)
 {
@@ -139,6 +140,41 @@ static void test_sysroot(void **state)
 	assert_string_equal(q, "/proc/meminfo");
 }
 
+static bool no_x(char *line)
+{
+	line[strcspn(line, " ")] = '\0';
+	return line[0] != 'x';
+}
+
+static bool keep_all(char *line)
+{
+	(void)line;
+	return true;
+}
+
+static void test_strv_lines(void **state)
+{
+	(void)state;
+	/* each line stripped, blank and '#' lines skipped, keep cuts or drops */
+	_cleanup_strv_ char **v = strv_lines(" one two\n\n\t# a comment\n  \nxray 1\r\nthree\n#\nfour", no_x);
+	assert_non_null(v);
+	assert_string_equal(v[0], "one");
+	assert_string_equal(v[1], "three");
+	assert_string_equal(v[2], "four");
+	assert_null(v[3]);
+	/* a '#' after the start is text; the line keeps its inner spaces */
+	_cleanup_strv_ char **w = strv_lines("a # b  \n", keep_all);
+	assert_string_equal(w[0], "a # b");
+	assert_null(w[1]);
+	/* nothing kept, or no text: an empty vector, not NULL */
+	_cleanup_strv_ char **e1 = strv_lines("xa\n# c\n", no_x);
+	assert_non_null(e1);
+	assert_null(e1[0]);
+	_cleanup_strv_ char **e2 = strv_lines(NULL, keep_all);
+	assert_non_null(e2);
+	assert_null(e2[0]);
+}
+
 static void test_proc_timeout(void **state)
 {
 	(void)state;
@@ -168,6 +204,7 @@ int main(void)
 		cmocka_unit_test(test_atomic_write), cmocka_unit_test(test_sysroot),
 		cmocka_unit_test(test_atomic_write_hostile),
 		cmocka_unit_test(test_proc_timeout),
+		cmocka_unit_test(test_strv_lines),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

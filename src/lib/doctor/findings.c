@@ -30,8 +30,7 @@ struct check *doc_add(struct doctor_report *r, const char *id, enum check_sev se
 	c->sev = sev;
 	va_list ap;
 	va_start(ap, fmt);
-	if (vasprintf(&c->message, fmt, ap) < 0)
-		abort();
+	c->message = xvasprintf(fmt, ap);
 	va_end(ap);
 	return c;
 }

@@ -15,24 +15,20 @@
 #include "../util/strv.h"
 #include "doctor_int.h"
 
+/* A registry line's first word, kept when it is a name (letters, digits,
+ * '_') followed by white space or nothing. */
+static bool env_name(char *line)
+{
+	size_t n = strspn(line, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+	if (n == 0 || (line[n] && !isspace((unsigned char)line[n])))
+		return false;
+	line[n] = '\0';
+	return true;
+}
+
 char **vllm_env_list_parse(const char *text)
 {
-	char **v = NULL;
-	_cleanup_free_ char *copy = xstrdup(text ? text : "");
-	char *save = NULL;
-	for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		char *s = str_strip(l);
-		if (!*s || *s == '#')
-			continue;
-		size_t n = strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
-		if (n == 0 || (s[n] && !isspace((unsigned char)s[n])))
-			continue;
-		s[n] = '\0';
-		strv_push(&v, s);
-	}
-	if (!v)
-		v = xcalloc(1, sizeof(char *));
-	return v;
+	return strv_lines(text, env_name);
 }
 
 char **image_registry(struct doctor_report *r, const struct doctor_opts *o,

@@ -52,9 +52,7 @@ void facts_note(char ***notes, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	char *s = NULL;
-	if (vasprintf(&s, fmt, ap) < 0)
-		abort();
+	char *s = xvasprintf(fmt, ap);
 	va_end(ap);
 	size_t n = 0;
 	while (*notes && (*notes)[n])

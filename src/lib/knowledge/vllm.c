@@ -54,19 +54,16 @@ static const char *file_text(const char *folder, const char *name)
 	return NULL;
 }
 
+/* A list line's first word. */
+static bool first_word(char *line)
+{
+	line[strcspn(line, " \t")] = '\0';
+	return true;
+}
+
 char **vllm_list_parse(const char *text)
 {
-	char **v = NULL;
-	_cleanup_free_ char *copy = xstrdup(text ? text : "");
-	char *save = NULL;
-	for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		char *s = str_strip(l);
-		if (!*s || *s == '#')
-			continue;
-		s[strcspn(s, " \t")] = '\0';
-		strv_push(&v, s);
-	}
-	return v ? v : xcalloc(1, sizeof(char *));
+	return strv_lines(text, first_word);
 }
 
 /* flags.txt: FLAG <tab> KIND <tab> RANGE <tab> SOURCE. */
@@ -249,8 +246,7 @@ static int bad(char **why, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	if (vasprintf(why, fmt, ap) < 0)
-		abort();
+	*why = xvasprintf(fmt, ap);
 	va_end(ap);
 	return -1;
 }

@@ -80,9 +80,7 @@ void probe_failf(struct probe *p, enum probe_failure f, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	char *msg = NULL;
-	if (vasprintf(&msg, fmt, ap) < 0)
-		abort();
+	char *msg = xvasprintf(fmt, ap);
 	va_end(ap);
 	free(p->reason);
 	p->reason = msg;

@@ -14,7 +14,7 @@ static _Noreturn void oom(void)
 	abort();
 }
 
-static char *vxasprintf(const char *fmt, va_list ap)
+char *xvasprintf(const char *fmt, va_list ap)
 {
 	char *s = NULL;
 	if (vasprintf(&s, fmt, ap) < 0)
@@ -26,7 +26,7 @@ char *xasprintf(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	char *s = vxasprintf(fmt, ap);
+	char *s = xvasprintf(fmt, ap);
 	va_end(ap);
 	return s;
 }
@@ -73,7 +73,7 @@ int err_set(struct err **err, int code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	char *m = vxasprintf(fmt, ap);
+	char *m = xvasprintf(fmt, ap);
 	va_end(ap);
 	return set(err, code, m);
 }
@@ -82,7 +82,7 @@ int err_errno(struct err **err, int code, int errnum, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	char *m = vxasprintf(fmt, ap);
+	char *m = xvasprintf(fmt, ap);
 	va_end(ap);
 	char *full = xasprintf("%s: %s", m, strerror(errnum));
 	free(m);
@@ -95,7 +95,7 @@ int err_wrap(struct err **err, const char *fmt, ...)
 		return -1;
 	va_list ap;
 	va_start(ap, fmt);
-	char *ctx = vxasprintf(fmt, ap);
+	char *ctx = xvasprintf(fmt, ap);
 	va_end(ap);
 	char *full = xasprintf("%s: %s", ctx, (*err)->msg);
 	free(ctx);

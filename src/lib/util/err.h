@@ -43,6 +43,8 @@ static inline void err_freep(struct err **e) { err_free(*e); }
 
 /* Allocating printf; aborts on OOM (the only unrecoverable failure). */
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same with a va_list (the caller's va_start/va_end around it). */
+char *xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 char *xstrdup(const char *s);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t size);

@@ -1,7 +1,9 @@
 /* strv.c — NULL-terminated string vectors; see strv.h. */
 #include <string.h>
 
+#include "cleanup.h"
 #include "err.h"
+#include "fs.h"
 #include "strv.h"
 
 void strv_push(char ***v, const char *s)
@@ -20,4 +22,17 @@ bool strv_has(char *const *v, const char *s)
 		if (strcmp(*v, s) == 0)
 			return true;
 	return false;
+}
+
+char **strv_lines(const char *text, bool (*keep)(char *line))
+{
+	char **v = NULL;
+	_cleanup_free_ char *copy = xstrdup(text ? text : "");
+	char *save = NULL;
+	for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char *s = str_strip(l);
+		if (*s && *s != '#' && keep(s))
+			strv_push(&v, s);
+	}
+	return v ? v : xcalloc(1, sizeof(char *));
 }
