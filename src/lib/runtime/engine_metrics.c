@@ -148,28 +148,39 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
 	return buf_add(ud, p, size * nmemb) < 0 ? 0 : size * nmemb;
 }
 
+/* A GET of http://127.0.0.1:PORT/PATH (never through a proxy, within
+ * timeout_ms) whose body goes to b; NULL when curl cannot start one. */
+static CURL *loopback_get(int port, const char *path, long timeout_ms, struct buf *b)
+{
+	pthread_once(&curl_once, curl_init_once);
+	CURL *h = curl_easy_init();
+	if (!h)
+		return NULL;
+	char url[64];
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, path);
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, b);
+	return h;
+}
+
 int engine_metrics_scrape(int port, long timeout_ms, const struct engine_metric_names *n,
 			  struct engine_sample *s, struct err **err)
 {
 	_cleanup_free_ char *what = xasprintf("engine on port %d: /metrics", port);
 	if (port <= 0 || port > 65535)
 		return err_set(err, EXIT_INTERNAL, "%s: not a port", what);
-	pthread_once(&curl_once, curl_init_once);
-	CURL *h = curl_easy_init();
-	if (!h)
-		return err_set(err, EXIT_INTERNAL, "curl_easy_init failed");
 	_cleanup_buf_ struct buf body;
 	buf_init(&body, METRICS_BODY_CAP);
-	char url[64], errbuf[CURL_ERROR_SIZE] = "";
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/metrics", port);
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
+	CURL *h = loopback_get(port, "/metrics", timeout_ms, &body);
+	if (!h)
+		return err_set(err, EXIT_INTERNAL, "curl_easy_init failed");
+	char errbuf[CURL_ERROR_SIZE] = "";
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http");
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &body);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
 	CURLcode rc = curl_easy_perform(h);
 	long code = 0;
@@ -191,20 +202,11 @@ int engine_metrics_scrape(int port, long timeout_ms, const struct engine_metric_
 /* GET /version of the engine on port: its "version", or NULL. */
 static char *engine_version(int port, long timeout_ms)
 {
-	pthread_once(&curl_once, curl_init_once);
-	CURL *h = curl_easy_init();
-	if (!h)
-		return NULL;
 	_cleanup_buf_ struct buf b;
 	buf_init(&b, 64 << 10);
-	char url[64];
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/version", port);
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+	CURL *h = loopback_get(port, "/version", timeout_ms, &b);
+	if (!h)
+		return NULL;
 	long code = 0;
 	if (curl_easy_perform(h) == CURLE_OK)
 		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
