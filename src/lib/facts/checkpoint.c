@@ -184,6 +184,16 @@ static void read_native_context(struct checkpoint_facts *c, json_t *cfg)
 	c->native_context_why = xasprintf("config.json %s%s", pre, key);
 }
 
+/* ModelOpt's kv_cache_quant_algo in the object q (a string: the checkpoint
+ * ships KV scales; null or absent: none), named WHERE in the reason. */
+static void modelopt_kv(struct checkpoint_facts *c, json_t *q, const char *where)
+{
+	json_t *algo = json_object_get(q, "kv_cache_quant_algo");
+	c->kv_scales = json_is_string(algo) ? TRI_TRUE : TRI_FALSE;
+	c->kv_scales_why = xasprintf("%s.kv_cache_quant_algo: %s", where,
+				     json_is_string(algo) ? json_string_value(algo) : "null");
+}
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -290,10 +300,7 @@ int checkpoint_facts_read_in(const char *hub, const char *model_id, struct check
 	json_t *hq = json_object_get(hfq, "quantization");
 	if (json_is_object(hq)) {
 		c->quant_method = xstrdup("modelopt");
-		json_t *algo = json_object_get(hq, "kv_cache_quant_algo");
-		c->kv_scales = json_is_string(algo) ? TRI_TRUE : TRI_FALSE;
-		c->kv_scales_why = xasprintf("hf_quant_config.json quantization.kv_cache_quant_algo: %s",
-					     json_is_string(algo) ? json_string_value(algo) : "null");
+		modelopt_kv(c, hq, "hf_quant_config.json quantization");
 		return 0;
 	}
 	json_t *qc = json_object_get(cfg, "quantization_config");
@@ -306,10 +313,7 @@ int checkpoint_facts_read_in(const char *hub, const char *model_id, struct check
 	const char *qm = json_string_value(json_object_get(qc, "quant_method"));
 	c->quant_method = qm ? xstrdup(qm) : NULL;
 	if (qm && strcmp(qm, "modelopt") == 0) {
-		json_t *algo = json_object_get(qc, "kv_cache_quant_algo");
-		c->kv_scales = json_is_string(algo) ? TRI_TRUE : TRI_FALSE;
-		c->kv_scales_why = xasprintf("config.json quantization_config.kv_cache_quant_algo: %s",
-					     json_is_string(algo) ? json_string_value(algo) : "null");
+		modelopt_kv(c, qc, "config.json quantization_config");
 		return 0;
 	}
 	json_t *scheme = json_object_get(qc, "kv_cache_scheme");
