@@ -5,6 +5,14 @@
 #       and wait (bounded) for its start line. Sets GW_PORT, GW_PID, GW_OUT
 #       (stdout), GW_ERR (stderr: JSON access/event lines). Returns 1 when it
 #       exited instead (GW_RC holds the status).
+#   gw_env DIR [LINE...]     DIR/.env (0600; DIR made): LOBES_PROFILE and
+#       LOBES_CARD thor, then each LINE in order. A LINE `role:PORT:MODEL`
+#       (role in lower case) is a feasible role: its _FEASIBLE=true, _PORT and
+#       _MODEL lines; `role:off` is ROLE_FEASIBLE=false; any other LINE
+#       (KEY=VALUE, or several lines in one) is written as it is (a later
+#       line wins over an earlier one of the same key)
+#   gw_keyfile FILE VALUE    FILE holding VALUE and a newline, 0600 (a key
+#       file: gateway.key, a peer's key)
 #   gw_test_env              skip without the stand-in or curl; then a clean
 #       environment for stand-ins and gateways (no VLLM_*, STANDIN_* or
 #       LOBES_GATEWAY_* of the caller), the fixture HF cache, fast boots
@@ -15,6 +23,36 @@
 #   gw_stop                  SIGTERM, wait (bounded), then SIGKILL
 GW_PIDS=""
 trap 'gw_stop_all; standin_stop_all; rm -rf "$TMP"' EXIT
+
+gw_env() {
+	local dir=$1 a role rest
+	shift
+	mkdir -p "$dir"
+	{
+		printf 'LOBES_PROFILE=thor\nLOBES_CARD=thor\n'
+		for a in "$@"; do
+			case $a in
+			cortex:off | senses:off | hand:off | embedder:off | reranker:off)
+				role=${a%%:*}
+				printf '%s_FEASIBLE=false\n' "${role^^}"
+				;;
+			cortex:*:* | senses:*:* | hand:*:* | embedder:*:* | reranker:*:*)
+				role=${a%%:*} rest=${a#*:}
+				role=${role^^}
+				printf '%s_FEASIBLE=true\n%s_PORT=%s\n%s_MODEL=%s\n' \
+					"$role" "$role" "${rest%%:*}" "$role" "${rest#*:}"
+				;;
+			*) printf '%s\n' "$a" ;;
+			esac
+		done
+	} >"$dir/.env"
+	chmod 600 "$dir/.env"
+}
+
+gw_keyfile() {
+	printf '%s\n' "$2" >"$1"
+	chmod 600 "$1"
+}
 
 gw_test_env() {
 	local v

@@ -27,33 +27,11 @@ P_RERANK=$STANDIN_PORT
 P_DOWN=$(standin_free_port)
 
 D=$TMP/deploy
-mkdir -p "$D"
-write_env() {
-	cat >"$D/.env" <<EOF
-LOBES_PROFILE=thor
-LOBES_CARD=thor
-CORTEX_FEASIBLE=true
-CORTEX_PORT=$P_CORTEX
-CORTEX_MODEL=$CORTEX_ID
-CORTEX_MAX_MODEL_LEN=32768
-CORTEX_TOOL_CALL_PARSER=hermes
-SENSES_FEASIBLE=false
-HAND_FEASIBLE=true
-HAND_PORT=$P_DOWN
-HAND_MODEL=org/Down-1B
-EMBEDDER_FEASIBLE=true
-EMBEDDER_PORT=$P_EMBED
-EMBEDDER_MODEL=$EMBED_ID
-RERANKER_FEASIBLE=true
-RERANKER_PORT=$P_RERANK
-RERANKER_MODEL=$RERANK_ID
-LOBES_GATEWAY_PEER_SENSES=http://orin.example:8000
-LOBES_GATEWAY_HEALTH_INTERVAL_MS=200
-LOBES_GATEWAY_MAX_BODY_BYTES=4096
-LOBES_GATEWAY_DRAIN_TIMEOUT=2
-$*
-EOF
-	chmod 600 "$D/.env"
+write_env() { # [LINES]: the fleet's .env, then LINES (they win over the lines above)
+	gw_env "$D" "cortex:$P_CORTEX:$CORTEX_ID" CORTEX_MAX_MODEL_LEN=32768 CORTEX_TOOL_CALL_PARSER=hermes \
+		senses:off "hand:$P_DOWN:org/Down-1B" "embedder:$P_EMBED:$EMBED_ID" "reranker:$P_RERANK:$RERANK_ID" \
+		LOBES_GATEWAY_PEER_SENSES=http://orin.example:8000 LOBES_GATEWAY_HEALTH_INTERVAL_MS=200 \
+		LOBES_GATEWAY_MAX_BODY_BYTES=4096 LOBES_GATEWAY_DRAIN_TIMEOUT=2 "$*"
 }
 write_env
 
@@ -176,9 +154,8 @@ gw_stop_all
 STANDIN_CARD=thor VLLM_LOGGING_LEVEL=DEBUG standin_start hang "$EMBED_ID" --served-model-name embedder --runner pooling \
 	--convert embed --gpu-memory-utilization 0.1
 P_HANG=$STANDIN_PORT
-printf 'k-%s\n' "$RANDOM$RANDOM$RANDOM" >"$D/gateway.key"
-chmod 600 "$D/gateway.key"
-KEY=$(cat "$D/gateway.key")
+KEY=k-$RANDOM$RANDOM$RANDOM
+gw_keyfile "$D/gateway.key" "$KEY"
 gw_start "$D"
 ok $? "the gateway starts with a key file"
 GW_KEY= gw POST /v1/chat/completions "{$Q}"

@@ -33,29 +33,10 @@ eng_start --big 65536 --break-after 3 && P_EMB=$ENG_PORT
 eng_start --echo embedder-replica && P_EREP=$ENG_PORT
 eng_start --echo frozen && P_FROZEN=$ENG_PORT && PID_FROZEN=$ENG_PID
 D=$TMP/deploy
-mkdir -p "$D"
-cat >"$D/.env" <<EOF
-LOBES_PROFILE=thor
-LOBES_CARD=thor
-CORTEX_FEASIBLE=true
-CORTEX_PORT=$P_CORTEX
-CORTEX_MODEL=x/cortex
-HAND_FEASIBLE=true
-HAND_PORT=$P_HAND
-HAND_MODEL=x/hand
-EMBEDDER_FEASIBLE=true
-EMBEDDER_PORT=$P_EMB
-EMBEDDER_MODEL=x/embedder
-RERANKER_FEASIBLE=true
-RERANKER_PORT=$P_RERANKER
-RERANKER_MODEL=x/reranker
-SENSES_FEASIBLE=false
-LOBES_GATEWAY_HEALTH_INTERVAL_MS=200
-LOBES_GATEWAY_FIRST_BYTE_TIMEOUT=2
-EOF
-chmod 600 "$D/.env"
-printf 'peerkey\n' >"$D/spark.key"
-chmod 600 "$D/spark.key"
+gw_env "$D" "cortex:$P_CORTEX:x/cortex" "hand:$P_HAND:x/hand" "embedder:$P_EMB:x/embedder" \
+	"reranker:$P_RERANKER:x/reranker" senses:off LOBES_GATEWAY_HEALTH_INTERVAL_MS=200 \
+	LOBES_GATEWAY_FIRST_BYTE_TIMEOUT=2
+gw_keyfile "$D/spark.key" peerkey
 cat >"$D/peers.yaml" <<EOF
 box: thor
 peers:

@@ -15,8 +15,7 @@ eng_start || skip_all "the scripted engine did not start"
 D=$TMP/deploy
 eng_env "$D" "$ENG_PORT" LOBES_GATEWAY_MAX_BODY_BYTES=4096
 KEY=k-$RANDOM$RANDOM
-printf '%s\n' "$KEY" >"$D/gateway.key"
-chmod 600 "$D/gateway.key"
+gw_keyfile "$D/gateway.key" "$KEY"
 gw_start "$D"
 ok $? "the gateway starts"
 U=http://127.0.0.1:$GW_PORT

@@ -24,25 +24,10 @@ standin_start hand "$CORTEX_ID" --served-model-name hand --gpu-memory-utilizatio
 P_HAND=$STANDIN_PORT
 P_DOWN=$(standin_free_port)
 D=$TMP/deploy
-mkdir -p "$D"
-cat >"$D/.env" <<EOF
-LOBES_PROFILE=thor
-LOBES_CARD=thor
-CORTEX_FEASIBLE=true
-CORTEX_PORT=$P_CORTEX
-CORTEX_MODEL=$CORTEX_ID
-HAND_FEASIBLE=true
-HAND_PORT=$P_HAND
-HAND_MODEL=$CORTEX_ID
-SENSES_FEASIBLE=false
-EMBEDDER_FEASIBLE=false
-RERANKER_FEASIBLE=false
-LOBES_GATEWAY_HEALTH_INTERVAL_MS=200
-EOF
-chmod 600 "$D/.env"
+gw_env "$D" "cortex:$P_CORTEX:$CORTEX_ID" "hand:$P_HAND:$CORTEX_ID" senses:off embedder:off reranker:off \
+	LOBES_GATEWAY_HEALTH_INTERVAL_MS=200
 K0=default-$RANDOM$RANDOM$RANDOM
-printf '%s\n' "$K0" >"$D/gateway.key"
-chmod 600 "$D/gateway.key"
+gw_keyfile "$D/gateway.key" "$K0"
 OUTS=$TMP/outputs # every output of the commands, for the canary grep
 : >"$OUTS"
 keys() { run "$LOBES" --dir "$D" keys "$@"; printf '%s\n%s\n' "$out" "$errout" >>"$OUTS"; }
@@ -119,8 +104,7 @@ peers:
 roles:
   embedder: {proxy: far}
 EOF
-printf 'far-%s\n' "$RANDOM$RANDOM" >"$D/far.key"
-chmod 600 "$D/far.key"
+gw_keyfile "$D/far.key" "far-$RANDOM$RANDOM"
 
 gw_start "$D"
 ok $? "the gateway starts"

@@ -30,25 +30,9 @@ mkdir -p "$D" "$TMP/root/proc"
 printf 'MemTotal: 1000 kB\nMemFree: 500 kB\nMemAvailable: 600 kB\nSwapTotal: 1000 kB\nSwapFree: 100 kB\n' \
 	>"$TMP/root/proc/meminfo"
 printf 'cpu 100 0 100 800 0 0 0 0 0 0\n' >"$TMP/root/proc/stat"
-write_env() {
-	cat >"$D/.env" <<EOF
-LOBES_PROFILE=thor
-LOBES_CARD=thor
-CORTEX_FEASIBLE=true
-CORTEX_PORT=$P_CORTEX
-CORTEX_MODEL=$CORTEX_ID
-SENSES_FEASIBLE=false
-HAND_FEASIBLE=true
-HAND_PORT=$P_DOWN
-HAND_MODEL=org/Down-1B
-EMBEDDER_FEASIBLE=false
-RERANKER_FEASIBLE=false
-LOBES_GATEWAY_HEALTH_INTERVAL_MS=200
-LOBES_GATEWAY_MAX_INFLIGHT_CORTEX=1
-LOBES_GATEWAY_DRAIN_TIMEOUT=2
-$*
-EOF
-	chmod 600 "$D/.env"
+write_env() { # [LINES]: the fleet's .env, then LINES
+	gw_env "$D" "cortex:$P_CORTEX:$CORTEX_ID" senses:off "hand:$P_DOWN:org/Down-1B" embedder:off reranker:off \
+		LOBES_GATEWAY_HEALTH_INTERVAL_MS=200 LOBES_GATEWAY_MAX_INFLIGHT_CORTEX=1 LOBES_GATEWAY_DRAIN_TIMEOUT=2 "$*"
 }
 
 # --- the setting -----------------------------------------------------------------
@@ -58,8 +42,7 @@ is "$rc" 3 "LOBES_GATEWAY_METRICS_AUTH other than none or key is refused (exit 3
 like "$errout" "\.env:[0-9]+: LOBES_GATEWAY_METRICS_AUTH 'sometimes' is not valid; expected none or key" \
 	"and says where and what is expected"
 KEY=k-$RANDOM$RANDOM
-printf '%s\n' "$KEY" >"$D/gateway.key"
-chmod 600 "$D/gateway.key"
+gw_keyfile "$D/gateway.key" "$KEY"
 write_env
 gw_start "$D"
 ok $? "a gateway with a key starts"

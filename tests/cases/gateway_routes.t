@@ -20,30 +20,9 @@ eng_start --echo hand && P_HAND=$ENG_PORT
 eng_start --echo embedder && P_EMB=$ENG_PORT
 eng_start --echo reranker && P_RR=$ENG_PORT
 D=$TMP/deploy
-mkdir -p "$D"
-cat >"$D/.env" <<EOF
-LOBES_PROFILE=thor
-LOBES_CARD=thor
-CORTEX_FEASIBLE=true
-CORTEX_PORT=$P_CORTEX
-CORTEX_MODEL=x/cortex
-CORTEX_IMAGE=$IMG_NEW
-HAND_FEASIBLE=true
-HAND_PORT=$P_HAND
-HAND_MODEL=x/hand
-HAND_IMAGE=$IMG_OLD
-EMBEDDER_FEASIBLE=true
-EMBEDDER_PORT=$P_EMB
-EMBEDDER_MODEL=x/embedder
-EMBEDDER_IMAGE=example/unknown:1
-RERANKER_FEASIBLE=true
-RERANKER_PORT=$P_RR
-RERANKER_MODEL=x/reranker
-RERANKER_IMAGE=$IMG_NEW
-SENSES_FEASIBLE=false
-LOBES_GATEWAY_HEALTH_INTERVAL_MS=200
-EOF
-chmod 600 "$D/.env"
+gw_env "$D" "cortex:$P_CORTEX:x/cortex" "CORTEX_IMAGE=$IMG_NEW" "hand:$P_HAND:x/hand" "HAND_IMAGE=$IMG_OLD" \
+	"embedder:$P_EMB:x/embedder" EMBEDDER_IMAGE=example/unknown:1 "reranker:$P_RR:x/reranker" \
+	"RERANKER_IMAGE=$IMG_NEW" senses:off LOBES_GATEWAY_HEALTH_INTERVAL_MS=200
 
 # --- the recorded route lists ---------------------------------------------------------
 for v in 5a4c8d992 93d8f834d; do

@@ -40,28 +40,10 @@ P_EMBED=$STANDIN_PORT
 P_DOWN=$(standin_free_port)
 
 D=$TMP/deploy
-mkdir -p "$D"
-cat >"$D/.env" <<EOF
-LOBES_PROFILE=thor
-LOBES_CARD=thor
-CORTEX_FEASIBLE=true
-CORTEX_PORT=$P_CORTEX
-CORTEX_MODEL=$CORTEX_ID
-CORTEX_TOOL_CALL_PARSER=hermes
-SENSES_FEASIBLE=false
-HAND_FEASIBLE=true
-HAND_PORT=$P_DOWN
-HAND_MODEL=org/Down-1B
-EMBEDDER_FEASIBLE=true
-EMBEDDER_PORT=$P_EMBED
-EMBEDDER_MODEL=$EMBED_ID
-RERANKER_FEASIBLE=false
-LOBES_GATEWAY_HEALTH_INTERVAL_MS=200
-EOF
-chmod 600 "$D/.env"
-printf 'sk-lobes-%s\n' "$RANDOM$RANDOM$RANDOM" >"$D/gateway.key"
-chmod 600 "$D/gateway.key"
-export SDK_KEY=$(cat "$D/gateway.key")
+gw_env "$D" "cortex:$P_CORTEX:$CORTEX_ID" CORTEX_TOOL_CALL_PARSER=hermes senses:off "hand:$P_DOWN:org/Down-1B" \
+	"embedder:$P_EMBED:$EMBED_ID" reranker:off LOBES_GATEWAY_HEALTH_INTERVAL_MS=200
+export SDK_KEY=sk-lobes-$RANDOM$RANDOM$RANDOM
+gw_keyfile "$D/gateway.key" "$SDK_KEY"
 gw_start "$D"
 ok $? "the gateway starts"
 export SDK_BASE=http://127.0.0.1:$GW_PORT/v1 SDK_CHAT=cortex SDK_EMBED=embedder SDK_DOWN=hand SDK_RESPONSES=1

@@ -22,16 +22,13 @@ PID_HAND=$STANDIN_PID
 IMAGE=$(sed -n 's/^ref: //p' "$SRC/data/images/vllm-0.26.1rc1.dev942.yaml")
 FOLDER=$(sed -n 's/^registry: //p' "$SRC/data/images/vllm-0.26.1rc1.dev942.yaml")
 D=$TMP/deploy
-mkdir -p "$D" "$TMP/root/proc"
+mkdir -p "$TMP/root/proc"
 printf 'MemTotal: 131072000 kB\nMemFree: 1000000 kB\nMemAvailable: 64000000 kB\nSwapTotal: 1000 kB\nSwapFree: 250 kB\n' \
 	>"$TMP/root/proc/meminfo"
 printf 'cpu 100 0 100 800 0 0 0 0 0 0\n' >"$TMP/root/proc/stat"
-env_file() {
-	printf '%s\n' LOBES_PROFILE=thor LOBES_CARD=thor CORTEX_FEASIBLE=true "CORTEX_PORT=$P_CORTEX" \
-		"CORTEX_MODEL=$CORTEX_ID" "CORTEX_IMAGE=$IMAGE" SENSES_FEASIBLE=false HAND_FEASIBLE=true "HAND_PORT=$P_HAND" \
-		HAND_MODEL=org/Hand-1B EMBEDDER_FEASIBLE=false RERANKER_FEASIBLE=false \
-		LOBES_GATEWAY_HEALTH_INTERVAL_MS=200 "$@" >"$D/.env"
-	chmod 600 "$D/.env"
+env_file() { # [LINE...]: the fleet's .env, then each LINE
+	gw_env "$D" "cortex:$P_CORTEX:$CORTEX_ID" "CORTEX_IMAGE=$IMAGE" senses:off "hand:$P_HAND:org/Hand-1B" \
+		embedder:off reranker:off LOBES_GATEWAY_HEALTH_INTERVAL_MS=200 "$@"
 }
 env_file
 LOBES_SYSROOT=$TMP/root gw_start "$D"
@@ -106,8 +103,7 @@ gw_stop_all
 
 # the key setting
 KEY=k-$RANDOM$RANDOM
-printf '%s\n' "$KEY" >"$D/gateway.key"
-chmod 600 "$D/gateway.key"
+gw_keyfile "$D/gateway.key" "$KEY"
 gw_start "$D"
 gw GET /status
 is "$code" 200 "/status is keyless by default"

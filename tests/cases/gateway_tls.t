@@ -27,8 +27,7 @@ P_PEER=$ENG_PORT
 eng_start
 D=$TMP/deploy
 mkdir -p "$D"
-printf 'k-%s\n' "$RANDOM$RANDOM" >"$D/spark.key"
-chmod 600 "$D/spark.key"
+gw_keyfile "$D/spark.key" "k-$RANDOM$RANDOM"
 cat >"$D/peers.yaml" <<EOF
 box: thor
 peers:

@@ -14,10 +14,7 @@ standin_start cortex "$CORTEX_ID" --served-model-name cortex --gpu-memory-utiliz
 	skip_all "the stand-in did not start"
 P_CORTEX=$STANDIN_PORT
 D=$TMP/deploy
-mkdir -p "$D"
-printf '%s\n' LOBES_PROFILE=thor LOBES_CARD=thor CORTEX_FEASIBLE=true "CORTEX_PORT=$P_CORTEX" \
-	"CORTEX_MODEL=$CORTEX_ID" SENSES_FEASIBLE=false LOBES_GATEWAY_HEALTH_INTERVAL_MS=200 >"$D/.env"
-chmod 600 "$D/.env"
+gw_env "$D" "cortex:$P_CORTEX:$CORTEX_ID" senses:off LOBES_GATEWAY_HEALTH_INTERVAL_MS=200
 gw_start "$D"
 ok $? "the gateway starts"
 

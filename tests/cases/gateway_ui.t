@@ -27,12 +27,8 @@ standin_start hand "$CORTEX_ID" --served-model-name hand --gpu-memory-utilizatio
 P_HAND=$STANDIN_PORT
 PID_HAND=$STANDIN_PID
 D=$TMP/deploy
-mkdir -p "$D"
-printf '%s\n' LOBES_PROFILE=thor LOBES_CARD=thor CORTEX_FEASIBLE=true "CORTEX_PORT=$P_CORTEX" \
-	"CORTEX_MODEL=$CORTEX_ID" SENSES_FEASIBLE=false HAND_FEASIBLE=true "HAND_PORT=$P_HAND" \
-	HAND_MODEL=org/Hand-1B EMBEDDER_FEASIBLE=false RERANKER_FEASIBLE=false \
-	LOBES_GATEWAY_HEALTH_INTERVAL_MS=200 >"$D/.env"
-chmod 600 "$D/.env"
+gw_env "$D" "cortex:$P_CORTEX:$CORTEX_ID" senses:off "hand:$P_HAND:org/Hand-1B" embedder:off reranker:off \
+	LOBES_GATEWAY_HEALTH_INTERVAL_MS=200
 gw_start "$D"
 ok $? "the gateway starts"
 

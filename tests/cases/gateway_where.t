@@ -62,8 +62,7 @@ like "$out" "gateway +127.0.0.2:$PG +not running" "and status says it is not run
 # --- credentials in a peer origin are never printed ------------------------------
 CANARY=canary-$RANDOM$RANDOM
 write_env
-printf 'spark-key-%s\n' "$RANDOM" >"$D/spark.key"
-chmod 600 "$D/spark.key"
+gw_keyfile "$D/spark.key" "spark-key-$RANDOM"
 good_peers() {
 	printf 'box: thor\npeers:\n  spark:\n    origin: http://127.0.0.1:%s\n    key_file: spark.key\nroles:\n  hand: {refer: spark}\n' \
 		"$P_DOWN" >"$D/peers.yaml"

@@ -23,21 +23,8 @@ STANDIN_CARD=thor VLLM_LOGGING_LEVEL=DEBUG standin_start hang "$EMBED_ID" --serv
 P_HANG=$STANDIN_PORT
 
 D=$TMP/deploy
-mkdir -p "$D"
-write_env() {
-	cat >"$D/.env" <<EOF
-LOBES_PROFILE=thor
-LOBES_CARD=thor
-CORTEX_FEASIBLE=true
-CORTEX_PORT=$P_CORTEX
-CORTEX_MODEL=$CORTEX_ID
-EMBEDDER_FEASIBLE=true
-EMBEDDER_PORT=$P_HANG
-EMBEDDER_MODEL=$EMBED_ID
-LOBES_GATEWAY_HEALTH_INTERVAL_MS=200
-$*
-EOF
-	chmod 600 "$D/.env"
+write_env() { # [LINES]: the fleet's .env, then LINES
+	gw_env "$D" "cortex:$P_CORTEX:$CORTEX_ID" "embedder:$P_HANG:$EMBED_ID" LOBES_GATEWAY_HEALTH_INTERVAL_MS=200 "$*"
 }
 
 # --- the setting ---------------------------------------------------------------

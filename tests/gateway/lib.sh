@@ -26,22 +26,11 @@ eng_start() {
 }
 
 eng_env() {
-	local dir=$1 port=$2
+	local dir=$1 port=$2 roles=(senses:off hand:off)
 	shift 2
-	mkdir -p "$dir"
-	{
-		printf 'LOBES_PROFILE=thor\nLOBES_CARD=thor\n'
-		printf 'CORTEX_FEASIBLE=true\nCORTEX_PORT=%s\nCORTEX_MODEL=x/cortex\n' "$port"
-		if [ -n "${ENG_HAND_PORT:-}" ]; then
-			printf 'HAND_FEASIBLE=true\nHAND_PORT=%s\nHAND_MODEL=x/hand\n' "$ENG_HAND_PORT"
-			printf '%s_FEASIBLE=false\n' SENSES EMBEDDER RERANKER
-		else
-			printf '%s_FEASIBLE=false\n' SENSES HAND EMBEDDER RERANKER
-		fi
-		printf 'LOBES_GATEWAY_HEALTH_INTERVAL_MS=200\n'
-		printf '%s\n' "$@"
-	} >"$dir/.env"
-	chmod 600 "$dir/.env"
+	[ -n "${ENG_HAND_PORT:-}" ] && roles=("hand:$ENG_HAND_PORT:x/hand" senses:off)
+	gw_env "$dir" "cortex:$port:x/cortex" "${roles[@]}" embedder:off reranker:off \
+		LOBES_GATEWAY_HEALTH_INTERVAL_MS=200 "$@"
 }
 
 # rss_ok COND NAME: an RSS bound, skipped when the gateway is built with
