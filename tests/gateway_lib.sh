@@ -13,9 +13,8 @@
 #       line wins over an earlier one of the same key)
 #   gw_keyfile FILE VALUE    FILE holding VALUE and a newline, 0600 (a key
 #       file: gateway.key, a peer's key)
-#   gw_test_env              skip without the stand-in or curl; then a clean
-#       environment for stand-ins and gateways (no VLLM_*, STANDIN_* or
-#       LOBES_GATEWAY_* of the caller), the fixture HF cache, fast boots
+#   gw_test_env              standin_test_env with 10 ms boots and a 4G
+#       device, and no LOBES_GATEWAY_* or LOBES_SYSROOT of the caller
 #   gw METHOD PATH [JSON]    request to the gateway: sets $code, $body, $hdrs
 #       (GW_KEY, when set, is sent as the bearer key; HTTP_MAX_TIME bounds
 #       it, 10 s by default); the body as received is in $TMP/.body
@@ -56,15 +55,12 @@ gw_keyfile() {
 
 gw_test_env() {
 	local v
-	[ -x "$STANDIN" ] || skip_all "stand-in not built ($STANDIN; make test-helpers)"
-	command -v curl >/dev/null || skip_all "curl is not installed"
-	for v in $(env | sed -n 's/^\(VLLM_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(STANDIN_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(LOBES_GATEWAY_[A-Za-z0-9_]*\)=.*/\1/p'); do
+	standin_test_env 10
+	for v in $(env | sed -n 's/^\(LOBES_GATEWAY_[A-Za-z0-9_]*\)=.*/\1/p'); do
 		unset "$v"
 	done
-	unset HF_HOME LOBES_SYSROOT
-	export HF_HUB_CACHE=$SRC/tests/fixtures/hf/hub
-	export STANDIN_LOAD_MS=10 STANDIN_PROFILE_MS=10 STANDIN_WARMUP_MS=10
-	export STANDIN_DEVICE_BYTES=4G STANDIN_MEM_SCALE=0.01
+	unset LOBES_SYSROOT
+	export STANDIN_DEVICE_BYTES=4G
 }
 
 gw_start() {

@@ -9,16 +9,8 @@
 # identical again. Bad sides are errors with their exit codes.
 . "${LOBES_SRC:-.}/tests/lib.sh"
 . "$SRC/tests/standin/lib.sh"
-[ -x "$STANDIN" ] || skip_all "stand-in not built ($STANDIN; make test-helpers)"
+standin_test_env 10
 command -v jq >/dev/null || skip_all "jq is not installed"
-command -v curl >/dev/null || skip_all "curl is not installed"
-for v in $(env | sed -n 's/^\(VLLM_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(STANDIN_[A-Za-z0-9_]*\)=.*/\1/p'); do
-	unset "$v"
-done
-unset HF_HOME
-export HF_HUB_CACHE=$SRC/tests/fixtures/hf/hub
-export STANDIN_LOAD_MS=10 STANDIN_PROFILE_MS=10 STANDIN_WARMUP_MS=10
-export STANDIN_DEVICE_BYTES=2G STANDIN_MEM_SCALE=0.01
 CORTEX=unsloth/Qwen3.8-27B-NVFP4
 NOISE=0.25
 

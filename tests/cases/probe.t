@@ -7,18 +7,10 @@
 # when it starts passing; the probes run in parallel.
 . "${LOBES_SRC:-.}/tests/lib.sh"
 . "$SRC/tests/standin/lib.sh"
-[ -x "$STANDIN" ] || skip_all "stand-in not built ($STANDIN; make test-helpers)"
+standin_test_env
 command -v jq >/dev/null || skip_all "jq is not installed"
-command -v curl >/dev/null || skip_all "curl is not installed"
 command -v python3 >/dev/null || skip_all "python3 is not installed"
-
-for v in $(env | sed -n 's/^\(VLLM_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(STANDIN_[A-Za-z0-9_]*\)=.*/\1/p'); do
-	unset "$v"
-done
-unset HF_HOME LOBES_SYSROOT LOBES_DIR
-export HF_HUB_CACHE=$SRC/tests/fixtures/hf/hub
-export STANDIN_LOAD_MS=30 STANDIN_PROFILE_MS=30 STANDIN_WARMUP_MS=10
-export STANDIN_DEVICE_BYTES=2G STANDIN_MEM_SCALE=0.01
+unset LOBES_SYSROOT LOBES_DIR
 HTTP_MAX_TIME=5
 TRITON='{"backend": "TRITON_ATTN"}'
 HF_RERANK='{"architectures": ["Qwen3ForSequenceClassification"], "classifier_from_token": ["no", "yes"], "is_original_qwen3_reranker": true}'

@@ -4,20 +4,9 @@
 # correctness-probe semantics and every recorded fault it reproduces.
 . "${LOBES_SRC:-.}/tests/lib.sh"
 . "$SRC/tests/standin/lib.sh"
-[ -x "$STANDIN" ] || skip_all "stand-in not built ($STANDIN; make test-helpers)"
-command -v curl >/dev/null || skip_all "curl is not installed"
+# A fixed environment (standin_test_env): no VLLM_* from the caller.
+standin_test_env
 command -v jq >/dev/null || skip_all "jq is not installed"
-
-# A fixed environment: the fixture cache, short phases, a 2 GiB "device"
-# (free memory is clamped to it, so host noise does not move the numbers)
-# and 1% of the budget really allocated. No VLLM_* from the caller.
-for v in $(env | sed -n 's/^\(VLLM_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(STANDIN_[A-Za-z0-9_]*\)=.*/\1/p'); do
-	unset "$v"
-done
-unset HF_HOME
-export HF_HUB_CACHE=$SRC/tests/fixtures/hf/hub
-export STANDIN_LOAD_MS=30 STANDIN_PROFILE_MS=30 STANDIN_WARMUP_MS=10
-export STANDIN_DEVICE_BYTES=2G STANDIN_MEM_SCALE=0.01
 HTTP_MAX_TIME=5
 
 CORTEX=unsloth/Qwen3.8-27B-NVFP4

@@ -7,15 +7,7 @@
 # as the role's flags allow; several served names.
 . "${LOBES_SRC:-.}/tests/lib.sh"
 . "$SRC/tests/standin/lib.sh"
-[ -x "$STANDIN" ] || skip_all "stand-in not built ($STANDIN; make test-helpers)"
-command -v curl >/dev/null || skip_all "curl is not installed"
-for v in $(env | sed -n 's/^\(VLLM_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(STANDIN_[A-Za-z0-9_]*\)=.*/\1/p'); do
-	unset "$v"
-done
-unset HF_HOME
-export HF_HUB_CACHE=$SRC/tests/fixtures/hf/hub
-export STANDIN_LOAD_MS=30 STANDIN_PROFILE_MS=30 STANDIN_WARMUP_MS=10
-export STANDIN_DEVICE_BYTES=2G STANDIN_MEM_SCALE=0.01
+standin_test_env
 HTTP_MAX_TIME=2
 EMBEDDER=Qwen/Qwen3-Embedding-0.6B
 

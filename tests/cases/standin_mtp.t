@@ -7,16 +7,8 @@
 # knob STANDIN_MTP_DRIFT changes a share of the answers with MTP on only.
 . "${LOBES_SRC:-.}/tests/lib.sh"
 . "$SRC/tests/standin/lib.sh"
-[ -x "$STANDIN" ] || skip_all "stand-in not built ($STANDIN; make test-helpers)"
-command -v curl >/dev/null || skip_all "curl is not installed"
+standin_test_env
 command -v jq >/dev/null || skip_all "jq is not installed"
-for v in $(env | sed -n 's/^\(VLLM_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(STANDIN_[A-Za-z0-9_]*\)=.*/\1/p'); do
-	unset "$v"
-done
-unset HF_HOME
-export HF_HUB_CACHE=$SRC/tests/fixtures/hf/hub
-export STANDIN_LOAD_MS=30 STANDIN_PROFILE_MS=30 STANDIN_WARMUP_MS=10
-export STANDIN_DEVICE_BYTES=2G STANDIN_MEM_SCALE=0.01
 HTTP_MAX_TIME=5
 CORTEX=unsloth/Qwen3.8-27B-NVFP4
 QS=('What is the capital of France?' 'Tell me about the long winding river that runs through the old quiet valley town' 'Name three colours')

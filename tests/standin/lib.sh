@@ -10,6 +10,12 @@
 #   standin_spawn NAME [serve args...]   the same without waiting
 #   standin_wait_ready                   the waiting half of standin_start
 #   standin_wait_exit                    wait (bounded) for STANDIN_PID to exit
+#   standin_test_env [MS]                skip without the stand-in or curl;
+#       then a clean environment for stand-ins (no VLLM_* or STANDIN_* of
+#       the caller, no HF_HOME), the fixture HF cache, quick boots (load and
+#       profile MS each, 30 by default; warm-up 10 ms) on a 2 GiB "device"
+#       (free memory is clamped to it, so host noise does not move the
+#       numbers) with 1% of the budget really allocated
 #   http METHOD PATH [JSON]              request to the last stand-in: sets
 #       $code (HTTP status, 000 when no answer) and $body; curl's exit in $curl_rc
 #
@@ -18,6 +24,19 @@ STANDIN=${STANDIN:-${LOBES_BUILD:-$SRC/build}/tests/standin/vllm-standin}
 STANDIN_PIDS=""
 HTTP_MAX_TIME=${HTTP_MAX_TIME:-10}
 trap 'standin_stop_all; rm -rf "$TMP"' EXIT
+
+standin_test_env() {
+	local v ms=${1:-30}
+	[ -x "$STANDIN" ] || skip_all "stand-in not built ($STANDIN; make test-helpers)"
+	command -v curl >/dev/null || skip_all "curl is not installed"
+	for v in $(env | sed -n 's/^\(VLLM_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(STANDIN_[A-Za-z0-9_]*\)=.*/\1/p'); do
+		unset "$v"
+	done
+	unset HF_HOME
+	export HF_HUB_CACHE=$SRC/tests/fixtures/hf/hub
+	export STANDIN_LOAD_MS=$ms STANDIN_PROFILE_MS=$ms STANDIN_WARMUP_MS=10
+	export STANDIN_DEVICE_BYTES=2G STANDIN_MEM_SCALE=0.01
+}
 
 # SIGTERM (the stand-in shuts down at once, even with a hung request),
 # then SIGKILL for anything still there after ~2 s.
