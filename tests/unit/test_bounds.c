@@ -192,9 +192,7 @@ static char *env_err(const char *text, size_t len)
 		env_file_free(&f);
 		return NULL;
 	}
-	char *m = xstrdup(e->msg);
-	err_free(e);
-	return m;
+	return test_err_msg(e, EXIT_CONFIG);
 }
 
 static void test_env_refusals(void **state)

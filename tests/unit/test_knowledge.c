@@ -22,10 +22,7 @@ static char *add(struct knowledge *k, const char *name, const char *yaml, bool o
 	struct err *e = NULL;
 	if (knowledge_add_yaml(k, name, yaml, strlen(yaml), op, &e) == 0)
 		return NULL;
-	assert_int_equal(e->code, EXIT_CONFIG);
-	char *m = xstrdup(e->msg);
-	err_free(e);
-	return m;
+	return test_err_msg(e, EXIT_CONFIG);
 }
 
 static void write_file(const char *dir, const char *rel, const char *text)

@@ -25,9 +25,7 @@ static char *load(const char *yaml)
 	struct err *e = NULL;
 	char *m = NULL;
 	if (knowledge_add_yaml(&k, "k.yaml", yaml, strlen(yaml), true, &e) < 0) {
-		assert_int_equal(e->code, EXIT_CONFIG);
-		m = xstrdup(e->msg);
-		err_free(e);
+		m = test_err_msg(e, EXIT_CONFIG);
 		/* nothing was added */
 		assert_int_equal(k.n_cards + k.n_traits + k.n_profiles, 0);
 	}

@@ -69,11 +69,7 @@ static char *refusal(const char *text)
 		gw_peers_free(p);
 		return NULL;
 	}
-	assert_non_null(e);
-	assert_int_equal(e->code, EXIT_CONFIG);
-	char *m = xstrdup(e->msg);
-	err_free(e);
-	return m;
+	return test_err_msg(e, EXIT_CONFIG);
 }
 
 #define REFUSED(text, want)                                          \

@@ -20,11 +20,8 @@ static char *fleet(const char *text, struct fleet_template *t)
 	struct err *e = NULL;
 	if (fleet_template_parse(t, "f.yaml", text, strlen(text), &e) == 0)
 		return NULL;
-	assert_int_equal(e->code, EXIT_CONFIG);
-	char *m = xstrdup(e->msg);
-	err_free(e);
 	assert_null(t->source); /* freed on failure */
-	return m;
+	return test_err_msg(e, EXIT_CONFIG);
 }
 
 static char *fleet_with(const char *retries, const char *port, struct fleet_template *t)

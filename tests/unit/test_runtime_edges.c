@@ -236,10 +236,7 @@ static char *fleet_of(const char *env, struct fleet *f, char **dirp)
 	struct err *e = NULL;
 	if (fleet_load(f, d, &e) == 0)
 		return NULL;
-	char *m = xstrdup(e->msg);
-	assert_int_equal(e->code, EXIT_CONFIG);
-	err_free(e);
-	return m;
+	return test_err_msg(e, EXIT_CONFIG);
 }
 
 static void rm_dir(char *d)

@@ -28,11 +28,7 @@ static char *guard(const char *text, size_t len)
 		assert_null(e);
 		return NULL;
 	}
-	assert_non_null(e);
-	assert_int_equal(e->code, EXIT_CONFIG);
-	char *m = xstrdup(e->msg);
-	err_free(e);
-	return m;
+	return test_err_msg(e, EXIT_CONFIG);
 }
 
 #define REFUSED(lit, want)                                                                     \

@@ -19,10 +19,7 @@ static char *parse(const char *name, const char *text, unsigned flags, const cha
 		return NULL;
 	}
 	assert_null(*doc);
-	assert_non_null(e);
-	char *m = xstrdup(e->msg);
-	err_free(e);
-	return m;
+	return test_err_msg(e, EXIT_CONFIG);
 }
 
 static void test_one_document(void **state)

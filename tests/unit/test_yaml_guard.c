@@ -26,10 +26,7 @@ static char *guard(const char *text, size_t len)
 	struct err *e = NULL;
 	if (yaml_guard("f.yaml", text, len, &e) == 0)
 		return NULL;
-	assert_int_equal(e->code, EXIT_CONFIG);
-	char *m = xstrdup(e->msg);
-	err_free(e);
-	return m;
+	return test_err_msg(e, EXIT_CONFIG);
 }
 
 #define GUARD_IS(lit, want)                                                  \

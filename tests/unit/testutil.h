@@ -37,6 +37,17 @@ static inline char *build_path(const char *rel)
 	return xasprintf("%s/%s", s && *s ? s : "build", rel);
 }
 
+/* The message of the error e, which must be set and carry the exit code
+ * code; e is freed, the message is the caller's to free. */
+static inline char *test_err_msg(struct err *e, int code)
+{
+	assert_non_null(e);
+	assert_int_equal(e->code, code);
+	char *m = xstrdup(e->msg);
+	err_free(e);
+	return m;
+}
+
 /* A unix stream socket bound to path and listening (close-on-exec); -1 if
  * any step fails. */
 static inline int test_listen_unix(const char *path, int backlog)
