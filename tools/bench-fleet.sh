@@ -19,40 +19,11 @@ CONC=${CONC:-1,8,32}
 REQUESTS=${REQUESTS:-64}
 FIRST_MS=${FIRST_MS:-100}
 TOKEN_MS=${TOKEN_MS:-20}
-command -v curl >/dev/null || { echo "bench-fleet: curl is not installed" >&2; exit 3; }
-W=$(mktemp -d /tmp/lobes-bench-fleet.XXXXXX)
-PIDS=""
-cleanup() {
-	for p in $PIDS; do kill "$p" 2>/dev/null; done
-	sleep 0.5
-	rm -rf "$W"
-}
-trap cleanup EXIT
-
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 12000))
-		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-	done
-}
-wait_ok() { # URL: poll until curl -f succeeds
-	local i
-	for i in $(seq 600); do
-		curl -sf -o /dev/null --max-time 1 "$1" && return 0
-		sleep 0.1
-	done
-	echo "bench-fleet: no answer from $1" >&2
-	exit 4
-}
-
-P_ENGINE=$(free_port) P_GW=$(free_port)
-HF_HUB_CACHE=$PWD/tests/fixtures/hf/hub STANDIN_LOAD_MS=10 STANDIN_PROFILE_MS=10 STANDIN_WARMUP_MS=10 \
-	STANDIN_DEVICE_BYTES=4G STANDIN_MEM_SCALE=0.01 STANDIN_FIRST_TOKEN_MS=$FIRST_MS STANDIN_TOKEN_MS=$TOKEN_MS \
-	"$STANDIN" serve unsloth/Qwen3.8-27B-NVFP4 --served-model-name cortex --host 127.0.0.1 \
-	--port "$P_ENGINE" --gpu-memory-utilization 0.1 >"$W/engine.log" 2>&1 &
-PIDS="$PIDS $!"
-wait_ok "http://127.0.0.1:$P_ENGINE/health"
+. "$(dirname "$0")/bench-lib.sh"
+bl_init lobes-bench-fleet curl
+# ports below Linux's ephemeral range (32768-60999)
+P_ENGINE=$(fp 12000) P_GW=$(fp 12000)
+STANDIN_FIRST_TOKEN_MS=$FIRST_MS STANDIN_TOKEN_MS=$TOKEN_MS bl_standin "$STANDIN" "$P_ENGINE" cortex unsloth/Qwen3.8-27B-NVFP4
 D=$W/dir
 mkdir -p "$D"
 cat >"$D/.env" <<E
@@ -68,7 +39,7 @@ printf 'bench-fleet-%s\n' "$RANDOM$RANDOM" >"$D/gateway.key"
 chmod 600 "$D/gateway.key"
 "$LOBES" --dir "$D" gateway >"$W/gateway.out" 2>/dev/null &
 PIDS="$PIDS $!"
-wait_ok "http://127.0.0.1:$P_GW/health"
+bl_wait "http://127.0.0.1:$P_GW/health" 600
 for i in $(seq 300); do
 	curl -s "http://127.0.0.1:$P_GW/capabilities" | grep -q '"role":"cortex"[^}]*"ready":true' && break
 	sleep 0.1

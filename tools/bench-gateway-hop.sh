@@ -17,40 +17,10 @@ LOBES=$BUILD/lobes
 STANDIN=$BUILD/tests/standin/vllm-standin
 RUNS=${RUNS:-5}
 DUR=${DUR:-5}
-for t in wrk curl; do command -v $t >/dev/null || { echo "bench-gateway-hop: $t is not installed" >&2; exit 3; }; done
-W=$(mktemp -d /tmp/lobes-bench-hop.XXXXXX)
-PIDS=""
-cleanup() {
-	for p in $PIDS; do kill "$p" 2>/dev/null; done
-	sleep 0.5
-	rm -rf "$W"
-}
-trap cleanup EXIT
-
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 40000))
-		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-	done
-}
-wait_ok() { # URL: poll until curl -f succeeds
-	local i
-	for i in $(seq 300); do
-		curl -sf -o /dev/null --max-time 1 "$1" && return 0
-		sleep 0.1
-	done
-	echo "bench-gateway-hop: no answer from $1" >&2
-	exit 4
-}
-
-P_ENGINE=$(free_port) P_SPARK=$(free_port) P_THOR=$(free_port)
-HF_HUB_CACHE=$PWD/tests/fixtures/hf/hub STANDIN_LOAD_MS=10 STANDIN_PROFILE_MS=10 STANDIN_WARMUP_MS=10 \
-	STANDIN_DEVICE_BYTES=4G STANDIN_MEM_SCALE=0.01 \
-	"$STANDIN" serve LiquidAI/LFM2.5-1.2B-Instruct --served-model-name hand --host 127.0.0.1 \
-	--port "$P_ENGINE" --gpu-memory-utilization 0.1 >"$W/engine.log" 2>&1 &
-PIDS="$PIDS $!"
-wait_ok "http://127.0.0.1:$P_ENGINE/health"
+. "$(dirname "$0")/bench-lib.sh"
+bl_init lobes-bench-hop wrk curl
+P_ENGINE=$(fp) P_SPARK=$(fp) P_THOR=$(fp)
+bl_standin "$STANDIN" "$P_ENGINE" hand
 
 KEY_SPARK=bench-spark-$RANDOM$RANDOM
 box() { # DIR PROFILE GW_PORT HAND_LINES...
@@ -87,8 +57,8 @@ SPARK_PID=$!
 PIDS="$PIDS $SPARK_PID"
 "$LOBES" --dir "$W/thor" gateway >"$W/thor.out" 2>/dev/null &
 PIDS="$PIDS $!"
-wait_ok "http://127.0.0.1:$P_SPARK/health"
-wait_ok "http://127.0.0.1:$P_THOR/health"
+bl_wait "http://127.0.0.1:$P_SPARK/health"
+bl_wait "http://127.0.0.1:$P_THOR/health"
 # the thor's background poll has seen hand ready at the spark
 for i in $(seq 300); do
 	curl -s "http://127.0.0.1:$P_THOR/capabilities" | grep -q '"role":"hand"[^}]*"ready":true' && break
@@ -96,17 +66,10 @@ for i in $(seq 300); do
 done
 
 # one lua file per target: the key each gateway accepts (the engine needs none)
-for k in direct spark thor; do
-	{
-		echo 'wrk.method = "POST"'
-		echo "wrk.body = '{\"model\":\"hand\",\"messages\":[{\"role\":\"user\",\"content\":\"What is the capital city of France? Reply with only the city name.\"}],\"max_tokens\":16,\"temperature\":0}'"
-		echo 'wrk.headers["Content-Type"] = "application/json"'
-		[ $k = spark ] && echo "wrk.headers[\"Authorization\"] = \"Bearer $KEY_SPARK\""
-	} >"$W/$k.lua"
-done
+bl_post_lua "$W/direct.lua" hand
+bl_post_lua "$W/spark.lua" hand "$KEY_SPARK"
+bl_post_lua "$W/thor.lua" hand
 
-us() { awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) print n; else if (v ~ /ms$/) print n * 1000; else if (v ~ /s$/) print n * 1000000; else print n }'; }
-median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2); else print "nan" }'; }
 declare -A PORT=([direct]=$P_ENGINE [spark]=$P_SPARK [thor]=$P_THOR)
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 for r in $(seq "$RUNS"); do
@@ -125,10 +88,6 @@ for r in $(seq "$RUNS"); do
 done
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 
-col() { awk -v k="$2" -v c="$3" -v f="$4" '$1 == k && $2 == c { print $f }' "$1" | median; }
-f1() { awk -v v="$1" 'BEGIN { printf "%.1f", v }'; }
-sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a - b }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 {
 	echo "# One proxy hop between two boxes' gateways"
 	echo

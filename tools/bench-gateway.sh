@@ -30,62 +30,19 @@ for v in RUNS DUR STREAMS FRAMES INTERVAL_MS; do
 done
 # a measuring tool that fails stops the bench: no table is written
 fail() { echo "bench-gateway: $1; no table written" >&2; [ -n "${2:-}" ] && sed 's/^/  /' "$2" >&2; exit 5; }
-for t in wrk nginx curl; do command -v $t >/dev/null || { echo "bench-gateway: $t is not installed" >&2; exit 3; }; done
-W=$(mktemp -d /tmp/lobes-bench-gw.XXXXXX)
-PIDS=""
-cleanup() {
-	for p in $PIDS; do kill "$p" 2>/dev/null; done
-	[ -f "$W/nginx.pid" ] && kill "$(cat "$W/nginx.pid")" 2>/dev/null
-	sleep 0.5
-	rm -rf "$W"
-}
-trap cleanup EXIT
-ulimit -n "$(ulimit -Hn)" 2>/dev/null
+. "$(dirname "$0")/bench-lib.sh"
+bl_init lobes-bench-gw wrk nginx curl
 
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 40000))
-		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-	done
-}
-wait_port() {
-	local i
-	for i in $(seq 200); do
-		curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$1${2:-/}" && return 0
-		sleep 0.1
-	done
-	echo "bench-gateway: nothing answers on port $1" >&2
-	exit 4
-}
+P_ENGINE=$(fp) P_SSE=$(fp)
+P_GW=$(fp) P_GW2=$(fp) P_NG=$(fp) P_NG2=$(fp)
 
-P_ENGINE=$(free_port) P_SSE=$(free_port)
-P_GW=$(free_port) P_GW2=$(free_port) P_NG=$(free_port) P_NG2=$(free_port)
-
-# the engine: the vLLM stand-in (a test double)
-HF_HUB_CACHE=$PWD/tests/fixtures/hf/hub STANDIN_LOAD_MS=10 STANDIN_PROFILE_MS=10 STANDIN_WARMUP_MS=10 \
-	STANDIN_DEVICE_BYTES=4G STANDIN_MEM_SCALE=0.01 \
-	"$STANDIN" serve LiquidAI/LFM2.5-1.2B-Instruct --served-model-name cortex --host 127.0.0.1 \
-	--port "$P_ENGINE" --gpu-memory-utilization 0.1 >"$W/engine.log" 2>&1 &
-PIDS="$PIDS $!"
+# the engines: the SSE source and the vLLM stand-in (a test double)
 "$SSE" serve "$P_SSE" "$FRAMES" "$INTERVAL_MS" >"$W/sse.log" 2>&1 &
 PIDS="$PIDS $!"
-wait_port "$P_ENGINE" /health
+bl_standin "$STANDIN" "$P_ENGINE"
 
 gateway() { # DIR ENGINE_PORT GW_PORT
-	mkdir -p "$1"
-	cat >"$1/.env" <<EOF
-LOBES_PROFILE=bench
-LOBES_CARD=spark
-CORTEX_FEASIBLE=true
-CORTEX_PORT=$2
-CORTEX_MODEL=LiquidAI/LFM2.5-1.2B-Instruct
-LOBES_GATEWAY_PORT=$3
-LOBES_GATEWAY_MAX_INFLIGHT=4096
-LOBES_GATEWAY_MAX_CONNECTIONS=8192
-LOBES_GATEWAY_MAX_CONNECTIONS_PER_ADDRESS=8192
-EOF
-	chmod 600 "$1/.env"
+	bl_gw_env "$1" "$2" "$3"
 	"$LOBES" --dir "$1" gateway >"$1/out" 2>/dev/null &
 	LAST=$!
 	PIDS="$PIDS $LAST"
@@ -133,19 +90,11 @@ http {
 }
 EOF
 nginx -p "$W" -c "$W/nginx.conf" -e "$W/nginx.err" 2>>"$W/nginx.err" || { cat "$W/nginx.err" >&2; exit 4; }
-wait_port "$P_GW" /health
-wait_port "$P_GW2" /health
+wp "$P_GW" /health
+wp "$P_GW2" /health
 sleep 1 # the gateway's first /health poll
 
-cat >"$W/post.lua" <<'EOF'
-wrk.method = "POST"
-wrk.body = '{"model":"cortex","messages":[{"role":"user","content":"What is the capital city of France? Reply with only the city name."}],"max_tokens":16,"temperature":0}'
-wrk.headers["Content-Type"] = "application/json"
-EOF
-
-# microseconds from wrk's "250.00us" / "1.20ms" / "1.01s"
-us() { awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) print n; else if (v ~ /ms$/) print n * 1000; else if (v ~ /s$/) print n * 1000000; else print n }'; }
-median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2); else print "nan" }'; }
+bl_post_lua "$W/post.lua"
 
 declare -A URL=([direct]=$P_ENGINE [gateway]=$P_GW [nginx]=$P_NG)
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -202,16 +151,10 @@ done
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 GW_HWM=$(awk '/^VmHWM:/ { print $2 }' /proc/$GW2_PID/status)
 
-col() { # FILE KIND C FIELD -> median
-	awk -v k="$2" -v c="$3" -v f="$4" '$1 == k && $2 == c { print $f }' "$1" | median
-}
 sse() { # KIND KEY -> median of a JSON field
 	grep "^$1 " "$W/sse.txt" | sed -E "s/.*\"$2\":([-0-9.]+).*/\\1/" | median
 }
 sse_rss() { grep "^$1 " "$W/sse.txt" | awk '{ print $NF }' | sort -g | tail -1; }
-f1() { awk -v v="$1" 'BEGIN { printf "%.1f", v }'; }
-sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a - b }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 
 # the written sections below the marker (the relay path's profile, old-vs-new
 # measurements) are kept across runs: they are not this run's output

@@ -1,61 +1,95 @@
-# tools/bench-lib.sh — sourced by the relay benchmarks that put wrk in front
-# of proxies (tools/bench-gateway-ab.sh, tools/http-proto/bench.sh), so the
-# setup they share and the measuring loop are one piece of code: the same
-# engine, gateway settings, nginx configuration, request body and wrk
-# options, whatever is compared. Everything listens on 127.0.0.1; run from
-# the repo root, under `set -u`.
+# tools/bench-lib.sh — sourced by the gateway benchmarks (bench-gateway.sh,
+# bench-gateway-hop.sh, bench-fleet.sh, bench-gateway-ab.sh,
+# http-proto/bench.sh) so that what they share is one piece of code: the
+# scratch dir and the processes stopped on exit, free and ready ports, the
+# stand-in engine, a gateway's .env, nginx as the reference proxy, the wrk
+# request body, the wrk round loop with its medians, and the arithmetic of
+# the tables. Everything listens on 127.0.0.1; run from the repo root,
+# under `set -u`.
 #
-#   bl_init NAME            W (a scratch dir /tmp/NAME.XXXXXX) and PIDS: the
-#       processes in PIDS and nginx are stopped and W removed on exit
-#   fp                      a loopback port nothing listens on
-#   wp PORT [PATH]          wait (20 s at most) until PATH answers; exit 4
-#   bl_standin BIN PORT     the vLLM stand-in (a test double) serving the
-#       cortex on PORT, waited for
+#   bl_init NAME [TOOL...]  exit 3 when a TOOL is not installed; W (a
+#       scratch dir /tmp/NAME.XXXXXX) and PIDS: the processes in PIDS and
+#       nginx ($W/nginx.pid) are stopped and W removed on exit. Messages
+#       name the script ($BENCH)
+#   fp [SPAN]               a port in 20000..20000+SPAN-1 (SPAN 40000) that
+#       nothing on 127.0.0.1 listens on
+#   bl_wait URL [POLLS]     poll every 0.1 s, POLLS times (300), until URL
+#       answers 2xx; else exit 4 saying so
+#   wp PORT [PATH]          bl_wait of http://127.0.0.1:PORT/PATH (/)
+#   bl_standin BIN PORT [NAME [MODEL]]   the vLLM stand-in (a test double)
+#       serving MODEL (LiquidAI/LFM2.5-1.2B-Instruct) as NAME (cortex) on
+#       PORT, waited for; STANDIN_* set by the caller pass through
 #   bl_gw_env DIR PE PG     DIR/.env (0600): a gateway on PG in front of the
 #       engine on PE, its limits out of the way
 #   bl_nginx PE PN          nginx on PN proxying to PE (keep-alive upstream,
-#       no buffering); its pid file is $W/nginx.pid
-#   bl_rounds ROUNDS "CONCS" DUR KIND...   wrk POSTs the bench-gateway chat
-#       body to port U[KIND] (an associative array of the caller's) for DUR
-#       seconds at each concurrency, the kinds interleaved in each round;
-#       prints "ROUND C KIND P50 REQ/S non2xx=N" a run (with
-#       " cpu_us_per_req=N" where the caller defines bl_pids KIND: the pids
-#       whose CPU time counts), kept in $W/res.txt, and the load average
-#       before and after
+#       no buffering)
+#   bl_post_lua FILE [MODEL [KEY]]   a wrk script POSTing the bench chat
+#       body for MODEL (cortex), with KEY as bearer key when given
+#   bl_rounds ROUNDS "CONCS" DUR KIND...   wrk POSTs the chat body to port
+#       U[KIND] (an associative array of the caller's) for DUR seconds at
+#       each concurrency, the kinds interleaved in each round; prints
+#       "ROUND C KIND P50 REQ/S non2xx=N" a run (with " cpu_us_per_req=N"
+#       where the caller defines bl_pids KIND: the pids whose CPU time
+#       counts), kept in $W/res.txt, and the load average before and after
 #   bl_medians "CONCS" KIND...   the medians of p50 and req/s per c and kind
+#   us V (wrk's "250.00us", "1.20ms", "1.01s" in µs), median (of stdin),
+#   col FILE KIND C FIELD (the median of FIELD over rows "KIND C ..."),
+#   f1 V, sub A B (A - B), ratio A B (A / B, or n/a): the tables' figures
+
+BENCH=$(basename "$0" .sh)
 
 bl_init() {
+	local t
+	for t in "${@:2}"; do
+		command -v $t >/dev/null || { echo "$BENCH: $t is not installed" >&2; exit 3; }
+	done
 	W=$(mktemp -d "/tmp/$1.XXXXXX")
 	PIDS=""
 	trap bl_cleanup EXIT
-	ulimit -n "$(ulimit -Hn)"
+	ulimit -n "$(ulimit -Hn)" 2>/dev/null
 }
 
 bl_cleanup() {
-	for p in $PIDS; do kill $p 2>/dev/null; done
-	[ -f $W/nginx.pid ] && kill $(cat $W/nginx.pid)
-	sleep 0.3
-	rm -rf $W
+	for p in $PIDS; do kill "$p" 2>/dev/null; done
+	[ -f "$W/nginx.pid" ] && kill "$(cat "$W/nginx.pid")" 2>/dev/null
+	sleep 0.5
+	rm -rf "$W"
 }
 
-fp() { while :; do p=$((20000 + RANDOM % 40000)); (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null || { echo $p; return; }; done; }
-wp() { for i in $(seq 200); do curl -s -o /dev/null --max-time 1 http://127.0.0.1:$1${2:-/} && return 0; sleep 0.1; done; echo "no $1"; exit 4; }
+fp() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % ${1:-40000}))
+		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+	done
+}
+
+bl_wait() {
+	local i
+	for i in $(seq "${2:-300}"); do
+		curl -sf -o /dev/null --max-time 1 "$1" && return 0
+		sleep 0.1
+	done
+	echo "$BENCH: no answer from $1" >&2
+	exit 4
+}
+wp() { bl_wait "http://127.0.0.1:$1${2:-/}"; }
 
 bl_standin() {
 	HF_HUB_CACHE=$PWD/tests/fixtures/hf/hub STANDIN_LOAD_MS=10 STANDIN_PROFILE_MS=10 STANDIN_WARMUP_MS=10 \
 		STANDIN_DEVICE_BYTES=4G STANDIN_MEM_SCALE=0.01 \
-		$1 serve LiquidAI/LFM2.5-1.2B-Instruct --served-model-name cortex --host 127.0.0.1 --port $2 \
-		--gpu-memory-utilization 0.1 >$W/engine.log 2>&1 &
+		"$1" serve "${4:-LiquidAI/LFM2.5-1.2B-Instruct}" --served-model-name "${3:-cortex}" --host 127.0.0.1 \
+		--port "$2" --gpu-memory-utilization 0.1 >"$W/engine.log" 2>&1 &
 	PIDS="$PIDS $!"
-	wp $2 /health
+	bl_wait "http://127.0.0.1:$2/health" 600
 }
 
 bl_gw_env() {
-	mkdir -p $1
-	printf '%s\n' LOBES_PROFILE=bench LOBES_CARD=spark CORTEX_FEASIBLE=true CORTEX_PORT=$2 \
-		CORTEX_MODEL=LiquidAI/LFM2.5-1.2B-Instruct LOBES_GATEWAY_PORT=$3 LOBES_GATEWAY_MAX_INFLIGHT=4096 \
-		LOBES_GATEWAY_MAX_CONNECTIONS=8192 LOBES_GATEWAY_MAX_CONNECTIONS_PER_ADDRESS=8192 >$1/.env
-	chmod 600 $1/.env
+	mkdir -p "$1"
+	printf '%s\n' LOBES_PROFILE=bench LOBES_CARD=spark CORTEX_FEASIBLE=true "CORTEX_PORT=$2" \
+		CORTEX_MODEL=LiquidAI/LFM2.5-1.2B-Instruct "LOBES_GATEWAY_PORT=$3" LOBES_GATEWAY_MAX_INFLIGHT=4096 \
+		LOBES_GATEWAY_MAX_CONNECTIONS=8192 LOBES_GATEWAY_MAX_CONNECTIONS_PER_ADDRESS=8192 >"$1/.env"
+	chmod 600 "$1/.env"
 }
 
 bl_nginx() {
@@ -72,17 +106,22 @@ E3
 	nginx -p $W -c $W/nginx.conf -e $W/nginx.err
 }
 
+bl_post_lua() {
+	{
+		echo 'wrk.method = "POST"'
+		echo "wrk.body = '{\"model\":\"${2:-cortex}\",\"messages\":[{\"role\":\"user\",\"content\":\"What is the capital city of France? Reply with only the city name.\"}],\"max_tokens\":16,\"temperature\":0}'"
+		echo 'wrk.headers["Content-Type"] = "application/json"'
+		[ -n "${3:-}" ] && echo "wrk.headers[\"Authorization\"] = \"Bearer $3\""
+	} >"$1"
+}
+
 # the CPU time (clock ticks, user + system) of the pids in $1
 bl_ticks() { for p in $1; do awk '{print $14+$15}' /proc/$p/stat; done | paste -sd+ | bc; }
 
 bl_rounds() {
 	local rounds=$1 concs=$2 dur=$3 r c t k cp t0 t1 nreq cpu
 	shift 3
-	cat >$W/post.lua <<'E4'
-wrk.method = "POST"
-wrk.body = '{"model":"cortex","messages":[{"role":"user","content":"What is the capital city of France? Reply with only the city name."}],"max_tokens":16,"temperature":0}'
-wrk.headers["Content-Type"] = "application/json"
-E4
+	bl_post_lua $W/post.lua
 	echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 	for r in $(seq $rounds); do for c in $concs; do t=2; [ $c = 1 ] && t=1
 		for k in "$@"; do
@@ -111,3 +150,10 @@ bl_medians() {
 		echo "$c $k $p50 $rps"
 	done; done
 }
+
+us() { awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) print n; else if (v ~ /ms$/) print n * 1000; else if (v ~ /s$/) print n * 1000000; else print n }'; }
+median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2); else print "nan" }'; }
+col() { awk -v k="$2" -v c="$3" -v f="$4" '$1 == k && $2 == c { print $f }' "$1" | median; }
+f1() { awk -v v="$1" 'BEGIN { printf "%.1f", v }'; }
+sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a - b }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
