@@ -221,6 +221,7 @@ KEPT=
 	cat "$W/req.txt"
 	cat "$W/sse.txt"
 	echo '```'
-	[ -n "$KEPT" ] && printf '\n%s\n' "$KEPT"
-} >"$OUT.tmp" && mv "$OUT.tmp" "$OUT"
+	if [ -n "$KEPT" ]; then printf '\n%s\n' "$KEPT"; fi
+} >"$OUT.tmp" || { echo "bench-gateway: cannot write $OUT.tmp" >&2; exit 1; }
+mv "$OUT.tmp" "$OUT" || exit 1
 echo "bench-gateway: wrote $OUT" >&2
