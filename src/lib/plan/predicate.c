@@ -12,8 +12,12 @@
 #include "../util/fs.h"
 #include "plan.h"
 
-/* The value of a predicate fact, or NULL when unknown. */
-static const char *view_get(const struct fact_view *v, const char *name, char numbuf[32])
+/* The value of a predicate fact, or NULL when unknown. A number is written
+ * into numbuf; a value read out of JSON is copied whole into *owned (the
+ * caller frees it): a fixed buffer would cut a long one short, and its
+ * prefix would then compare equal to a condition value. */
+static const char *view_get(const struct fact_view *v, const char *name, char numbuf[32],
+			    char **owned)
 {
 	const struct host_facts *f = v->facts;
 	if (strcmp(name, "card.id") == 0)
@@ -52,8 +56,8 @@ static const char *view_get(const struct fact_view *v, const char *name, char nu
 		const char *m = json_string_value(json_object_get(j, "method"));
 		if (!m)
 			return NULL;
-		snprintf(numbuf, 32, "%s", m);
-		return numbuf;
+		*owned = xstrdup(m);
+		return *owned;
 	}
 	if (strcmp(name, "checkpoint.kv_scales") == 0)
 		return !ck ? NULL : ck->kv_scales == TRI_TRUE ? "present"
@@ -75,7 +79,8 @@ static enum tri eval_condition(const struct fact_view *fv, const struct conditio
 			       struct buf *detail)
 {
 	char numbuf[32];
-	const char *v = view_get(fv, cond->fact, numbuf);
+	_cleanup_free_ char *owned = NULL;
+	const char *v = view_get(fv, cond->fact, numbuf, &owned);
 	enum tri t;
 	if (!v) {
 		t = TRI_UNKNOWN;
