@@ -85,60 +85,63 @@ static void test_profile_forced_on_its_own_card(void **state)
 	knowledge_free(&k);
 }
 
-/* resolve.c: a trait is a role trait when it sets knobs (apply_traits_to_role
- * applies it to each role it names) and a fleet trait otherwise
- * (fleet_traits takes its bring-up and dead env). A trait that sets knobs
- * and also carries bringup and dead_env is a role trait: its knob lands on
- * its role, while the fleet's bring-up and dead env are not read from it.
- * The fixture replaces thor's unified-memory-one-window (the trait that
- * makes thor's bring-up one-at-a-time) with such a trait. Kills
- * fleet_traits' `continue` for traits that set knobs or carry neither →
- * `if (0)` (the bring-up became one-at-a-time and the env dead). */
-static void test_knob_trait_is_not_a_fleet_trait(void **state)
+/* knowledge/trait.c: a trait sets role knobs (set:) or fleet knobs
+ * (bringup:, dead_env:), never both: the resolver reads set: per role and
+ * the fleet knobs once, skipping a trait with set: there, so a trait with
+ * both would have its fleet half ignored without a word. The loader refuses
+ * it at the fleet key's line. (With that refusal, the resolver's skip of a
+ * knob trait in its fleet loop, resolve.c's `continue` → `if (0)`, changes
+ * nothing: tools/mutants/equivalent.txt.) */
+static void load_trait_err(const char *body, const char *want)
 {
-	(void)state;
 	char dir[] = "/tmp/lobes-survivors.XXXXXX";
 	assert_non_null(mkdtemp(dir));
-	write_file(dir, "traits/mixed.yaml",
-		   "kind: trait\n"
-		   "name: unified-memory-one-window\n"
-		   "cause: a role trait that also names a bring-up and a dead env\n"
-		   "roles: [embedder]\n"
-		   "when: []\n"
-		   "on_unknown: apply\n"
-		   "set: {max_num_seqs: 3}\n"
-		   "bringup: one-at-a-time\n"
-		   "dead_env: [VLLM_SURVIVOR_DEAD]\n"
-		   "evidence:\n  - kind: declared\n    observation: fixture\n");
+	write_file(dir, "traits/mixed.yaml", body);
 	struct knowledge k = { 0 };
 	struct err *e = NULL;
-	if (knowledge_load(&k, dir, &e) < 0)
-		fail_msg("knowledge_load: %s", e->msg);
-	const struct trait *t = knowledge_trait(&k, "unified-memory-one-window");
-	assert_non_null(t);
-	assert_true(t->from_operator);
-	assert_int_equal(t->n_set, 1);
-	assert_string_equal(t->bringup, "one-at-a-time");
-
-	struct plan p;
-	resolve_on(&k, "thor", NULL, &p);
-	assert_string_equal(p.profile->name, "thor");
-	/* the role side: the knob is set on the embedder by this trait */
-	const struct knob_value *kv = &p.roles[ROLE_EMBEDDER].knobs[KNOB_MAX_NUM_SEQS];
-	assert_string_equal(kv->value, "3");
-	assert_ptr_equal(kv->chain[kv->n_chain - 1].trait, t);
-	/* the fleet side: the template's bring-up, and only the shipped dead env */
-	assert_string_equal(p.bringup.value, "together");
-	assert_int_equal(p.bringup.n_chain, 1);
-	size_t n = 0;
-	for (char **d = p.dead_env; d && *d; d++, n++)
-		assert_string_not_equal(*d, "VLLM_SURVIVOR_DEAD");
-	assert_int_equal(n, 1);
-	assert_string_equal(p.dead_env[0], "VLLM_ATTENTION_BACKEND");
-	plan_free(&p);
+	int rc = knowledge_load(&k, dir, &e);
+	if (want) {
+		assert_int_equal(rc, -1);
+		assert_non_null(e);
+		assert_string_contains(e->msg, want);
+		err_free(e);
+	} else {
+		if (rc < 0)
+			fail_msg("knowledge_load: %s", e->msg);
+		assert_non_null(knowledge_trait(&k, "mixed-trait"));
+	}
 	knowledge_free(&k);
 	_cleanup_free_ char *rm = xasprintf("rm -rf '%s'", dir);
 	assert_int_equal(system(rm), 0);
+}
+
+#define MIXED_HEAD                                                                       \
+	"kind: trait\n"                                                                    \
+	"name: mixed-trait\n"                                                              \
+	"cause: a role trait that also names fleet knobs\n"                                \
+	"roles: [embedder]\n"                                                              \
+	"when: []\n"                                                                       \
+	"on_unknown: apply\n"
+#define MIXED_TAIL "evidence:\n  - kind: declared\n    observation: fixture\n"
+
+static void test_trait_is_role_or_fleet(void **state)
+{
+	(void)state;
+	/* both: refused at the fleet key (line 8 of the file) */
+	load_trait_err(MIXED_HEAD "set: {max_num_seqs: 3}\n"
+				  "bringup: one-at-a-time\n" MIXED_TAIL,
+		       "mixed.yaml:8:");
+	load_trait_err(MIXED_HEAD "set: {max_num_seqs: 3}\n"
+				  "bringup: one-at-a-time\n" MIXED_TAIL,
+		       "sets role knobs (set:) and fleet knobs (bringup:/dead_env:)");
+	load_trait_err(MIXED_HEAD "set: {max_num_seqs: 3}\n"
+				  "dead_env: [VLLM_SURVIVOR_DEAD]\n" MIXED_TAIL,
+		       "mixed.yaml:8:");
+	/* either alone loads */
+	load_trait_err(MIXED_HEAD "set: {max_num_seqs: 3}\n" MIXED_TAIL, NULL);
+	load_trait_err(MIXED_HEAD "bringup: one-at-a-time\n"
+				  "dead_env: [VLLM_SURVIVOR_DEAD]\n" MIXED_TAIL,
+		       NULL);
 }
 
 /* predicate.c view_get: role.speculative_method is the whole "method" of
@@ -211,7 +214,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_profile_forced_on_its_own_card),
-		cmocka_unit_test(test_knob_trait_is_not_a_fleet_trait),
+		cmocka_unit_test(test_trait_is_role_or_fleet),
 		cmocka_unit_test(test_long_speculative_method),
 		cmocka_unit_test(test_role_args_free_twice),
 	};

@@ -293,6 +293,16 @@ int trait_parse(const struct pctx *c, struct fy_node *root, struct trait *out, s
 		  NAME_EXPECT, &out->overrides, &out->overrides_pos, err) < 0 ||
 	    yevidence(c, root, NULL, w, true, &out->evidence, &out->n_evidence, err) < 0)
 		return -1;
+	/* set: is read per role, bringup:/dead_env: once for the fleet
+	 * (plan/resolve.c); one trait doing both would have half of it ignored */
+	struct yval fleet = map_find(root, "bringup");
+	if (!fleet.key)
+		fleet = map_find(root, "dead_env");
+	if (out->n_set && fleet.key)
+		return perr(c, fleet.key, root, err,
+			    "trait '%s' sets role knobs (set:) and fleet knobs (bringup:/dead_env:); "
+			    "expected one or the other: split it into two traits",
+			    out->name);
 	if (!out->on_unknown)
 		out->on_unknown = xstrdup("skip");
 	return 0;
