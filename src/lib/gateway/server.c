@@ -47,7 +47,6 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <malloc.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -464,24 +463,9 @@ static void stop_workers(struct gateway *g)
 	g->lanes = NULL;
 }
 
-/* The buffer budget charges each request and answer buffer its allocated
- * size; the process's memory follows it only if a freed buffer goes back
- * to the system. glibc's default raises its mmap threshold to the size of
- * the last large block freed, after which buffers of a few MiB come from
- * the lanes' own heaps (one arena per thread), where a block freed by one
- * lane is not reused by another and a realloc copies (old and new held at
- * once): 40 stalled 4 MiB uploads under a 16 MiB budget raised the peak
- * RSS by 25 MB. A fixed threshold (which also stops the adjusting) keeps
- * every block of 128 KiB or more in its own mapping: grown by mremap,
- * returned on free. Smaller blocks, the common case, are unchanged. */
-static void buffers_mapped(void)
-{
-	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-}
-
 struct gateway *gateway_start(struct gw_config *cfg, gw_log_fn log, void *log_ud, struct err **err)
 {
-	buffers_mapped();
+	worker_buffers_mapped();
 	struct gateway *g = xcalloc(1, sizeof(*g));
 	gw_live_init(&g->live, cfg);
 	gw_log_init(&g->log, log, log_ud);

@@ -55,6 +55,9 @@ struct worker {
 };
 
 /* The epoll set and the wake fd (no thread yet). */
+/* Large buffers each in their own mapping, returned on free (a process-wide
+ * malloc setting; the gateway sets it once at start: worker.c says why). */
+void worker_buffers_mapped(void);
 int worker_init(struct worker *w, int idx, struct err **err);
 /* Close them (the thread has been halted). */
 void worker_free(struct worker *w);
