@@ -360,7 +360,11 @@ def tests_for(m, cmap):
         # a line with no code of its own in gcov's eyes (a table entry, an
         # initializer): every test that runs any line of the file
         names = [t for ts in lines.values() for t in ts]
-    ok = [t for t in sorted(set(names)) if cmap["tests"].get(t, {}).get("rc") == 0]
+    # a test under tests/integration/ is left out: it builds the stand-in
+    # image and starts a fleet, which the mutation tree cannot do (it fails
+    # there with no mutant planted, so every kill it claimed was void)
+    ok = [t for t in sorted(set(names))
+          if cmap["tests"].get(t, {}).get("rc") == 0 and not t.startswith("tests/integration/")]
     ok = sorted(ok, key=lambda t: (cmap["tests"][t]["secs"], t))
     # a regress entry names the test that kills it: that one first, even
     # where the map predates it
