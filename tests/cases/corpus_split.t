@@ -11,8 +11,9 @@
 # unchanged since its freeze commit; heldout3/ (split 3, consumed:
 # training data since 2026-12-03): 87 excerpts, one per source, none used
 # by another split, unchanged since its freeze commit; heldout4/ (split 4,
-# the held-out split): 98 excerpts, one per source, none used by another
-# split, each batch unchanged since its freeze commit.
+# consumed: training data since 2026-12-05): 98 excerpts, one per source,
+# none used by another split, each batch unchanged since its freeze commit.
+# No held-out split is read as held-out until split 5.
 . "${LOBES_SRC:-.}/tests/lib.sh"
 LOGS="$SRC/tests/fixtures/logs"
 FREEZE=c0c0284ece61bb286fdf6571ffe4225974d8abc3
@@ -20,7 +21,7 @@ FREEZE=c0c0284ece61bb286fdf6571ffe4225974d8abc3
 FREEZE2="cfd750fa1de6b91bab42b6e43ec86ffafa7382df 6bdbdae3a7f64d0cc1d9b5927df6f686e93203b0"
 # heldout3/ (split 3, consumed) was frozen in one commit
 FREEZE3=d48e4b466412e2c80547ea0e331a21ad8c5a1ac7
-# heldout4/ (split 4, held out) was frozen in two batches (heldout4/README.md)
+# heldout4/ (split 4, consumed) was frozen in two batches (heldout4/README.md)
 FREEZE4="c95be2dbbf01800439b3c8395ba2105fd53732af a34c0d81c0f478eeec99e2cfee9b895625f487b8"
 
 # the side the draw rule (heldout/README.md) gives a source URL
