@@ -45,6 +45,10 @@ static const struct marker markers[] = {
 	{ "output_handler failed", EV_ENGINE_DEAD },
 	{ "EngineCore encountered a fatal error", EV_ENGINE_DEAD },
 	{ "Engine loop has died", EV_ENGINE_DEAD },
+	/* the engine writes out the input of a model step that raised (V0's
+	 * model runner, V1's engine core) before the error ends it */
+	{ "Writing input of failed execution", EV_ENGINE_DEAD },
+	{ "Dumping input data for V1 LLM engine", EV_ENGINE_DEAD },
 	{ "ot fatal signal from worker processes", EV_FATAL_SIGNAL },
 	{ "Engine process failed to start", EV_ENGINE_FAILED },
 	{ "Engine core initialization failed", EV_ENGINE_FAILED },

@@ -319,6 +319,33 @@ static size_t tag_prefix(const char *p, size_t len)
 	return i;
 }
 
+/* A Java server's log4j record that relays a worker process's output
+ * (TorchServe: `[INFO ] W-9000-model_1.0-stdout MODEL_LOG - `): a
+ * bracketed level, the relaying thread (its name ends in `-stdout` or
+ * `-stderr`), the logger, ` - `. What follows is the worker's line as it
+ * printed it (a frame keeps its indentation); the relay's level is not
+ * the line's. */
+static size_t relay_prefix(const char *p, size_t len)
+{
+	size_t i;
+	if (len < 16 || p[0] != '[' || level_word(p + 1, len - 1, &i) < 0)
+		return 0;
+	i = skip_spaces(p, len, i + 1);
+	if (i + 1 >= len || p[i] != ']' || p[i + 1] != ' ')
+		return 0;
+	size_t t = i + 2;
+	for (i = t; i < len && i - t < 128 && !is_space(p[i]);)
+		i++;
+	if (i - t < 8 || i >= len || (memcmp(p + i - 7, "-stdout", 7) && memcmp(p + i - 7, "-stderr", 7)))
+		return 0;
+	size_t l = ++i;
+	while (i < len && i - l < 128 && !is_space(p[i]))
+		i++;
+	if (i == l || i + 3 > len || memcmp(p + i, " - ", 3))
+		return 0;
+	return i + 3;
+}
+
 static size_t layer(const char *p, size_t len)
 {
 	size_t k;
@@ -327,7 +354,7 @@ static size_t layer(const char *p, size_t len)
 		return 2;
 	if ((k = quote_prefix(p, len)) || (k = rank_prefix(p, len)) || (k = compose_prefix(p, len)) || (k = iso_prefix(p, len)) || (k = journald_prefix(p, len)) ||
 	    (k = kubectl_prefix(p, len)) || (k = process_prefix(p, len)) || (k = tag_prefix(p, len)) ||
-	    (k = pod_prefix(p, len)))
+	    (k = pod_prefix(p, len)) || (k = relay_prefix(p, len)))
 		return k;
 	return 0;
 }

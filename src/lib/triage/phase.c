@@ -74,6 +74,13 @@ static const struct phase_word phase_lines[] = {
 	{ "world_size", PHASE_LOAD },
 };
 
+/* What vLLM prints as it is imported, in every process it starts (the
+ * platform it detected): pre-start when no other progress line comes
+ * before the failure; a process started later (an engine core, a Ray
+ * worker relayed late) prints it again after the steps the log has
+ * already named, so any other progress line wins over it. */
+static const char import_line[] = "Automatically detected platform";
+
 /* The phase a progress line names, or PHASE_UNKNOWN. */
 static enum triage_phase line_phase(const char *ls, size_t n)
 {
@@ -86,8 +93,9 @@ static enum triage_phase line_phase(const char *ls, size_t n)
 }
 
 /* The phase the last progress line in [lo, p) names (p a line start or
- * the end; scanning back at most *budget bytes, which it uses up). */
-static enum triage_phase phase_back(const char *lo, const char *p, size_t *budget)
+ * the end; scanning back at most *budget bytes, which it uses up); an
+ * import line seen on the way sets *imported. */
+static enum triage_phase phase_scan(const char *lo, const char *p, size_t *budget, bool *imported)
 {
 	while (p > lo && *budget) {
 		const char *le = p;
@@ -100,9 +108,17 @@ static enum triage_phase phase_back(const char *lo, const char *p, size_t *budge
 		enum triage_phase ph = line_phase(ls, n);
 		if (ph != PHASE_UNKNOWN)
 			return ph;
+		*imported |= memmem(ls, n < 4096 ? n : 4096, import_line, sizeof import_line - 1) != NULL;
 		p = ls;
 	}
 	return PHASE_UNKNOWN;
+}
+
+static enum triage_phase phase_back(const char *lo, const char *p, size_t *budget)
+{
+	bool imported = false;
+	enum triage_phase ph = phase_scan(lo, p, budget, &imported);
+	return ph == PHASE_UNKNOWN && imported ? PHASE_PRESTART : ph;
 }
 
 /* The phase of the log at p (a line start in the slice starting at s). */
@@ -112,10 +128,11 @@ enum triage_phase lc_phase_at(struct triage *t, const char *s, const char *p)
 		return PHASE_UNKNOWN;
 	t->lc.phase_scans++;
 	size_t budget = LC_BACK;
-	enum triage_phase ph = phase_back(s, p, &budget);
+	bool imported = false;
+	enum triage_phase ph = phase_scan(s, p, &budget, &imported);
 	if (ph == PHASE_UNKNOWN && budget && t->lc.tail_len)
-		ph = phase_back(t->lc.tail, t->lc.tail + t->lc.tail_len, &budget);
-	return ph;
+		ph = phase_scan(t->lc.tail, t->lc.tail + t->lc.tail_len, &budget, &imported);
+	return ph == PHASE_UNKNOWN && imported ? PHASE_PRESTART : ph;
 }
 
 /* What an exception's message says it was doing. */

@@ -151,8 +151,35 @@ static bool error_line(const char *m, size_t n, const struct norm *k, bool tb_op
 	return shell_death(m, n) != EV_KINDS;
 }
 
+/* CPython's own wording of its built-in exceptions, which a tool that
+ * catches one prints without the class (`Failed to start model server:
+ * integer division or modulo by zero`): the class it names. */
+static const struct {
+	const char *words, *type;
+} builtin_words[] = {
+	{ "division or modulo by zero", "ZeroDivisionError" },
+	{ "division by zero", "ZeroDivisionError" },
+	{ "index out of range", "IndexError" },
+	{ "object has no attribute", "AttributeError" },
+	{ "No module named", "ModuleNotFoundError" },
+	{ "cannot import name", "ImportError" },
+	{ "got an unexpected keyword argument", "TypeError" },
+	{ "required positional argument", "TypeError" },
+	{ "object is not subscriptable", "TypeError" },
+	{ "object is not callable", "TypeError" },
+};
+
+static char *builtin_type(const char *m, size_t n)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(builtin_words); i++)
+		if (memmem(m, n, builtin_words[i].words, strlen(builtin_words[i].words)))
+			return xstrdup(builtin_words[i].type);
+	return NULL;
+}
+
 /* The type of an error line: an exception's class, or the word before
- * the first colon of a tool's message (`nvidia-container-cli: ...`). */
+ * the first colon of a tool's message (`nvidia-container-cli: ...`), or
+ * the built-in class CPython's wording in it names. */
 static void error_type(const char *m, size_t n, const struct norm *k, char **type, char **message)
 {
 	const char *c = memchr(m, ':', n);
@@ -165,7 +192,7 @@ static void error_type(const char *m, size_t n, const struct norm *k, char **typ
 		*message = tr_capped_copy(msg, (size_t)(m + n - msg), TRIAGE_TEXT_CAP, NULL);
 		return;
 	}
-	*type = NULL;
+	*type = builtin_type(m, n);
 	*message = tr_capped_copy(m, n, TRIAGE_TEXT_CAP, NULL);
 }
 
