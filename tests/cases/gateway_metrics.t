@@ -140,9 +140,12 @@ done
 gw POST /v1/chat/completions "{\"model\":\"chat\",$Q}"
 is "$code" 429 "an alias under swap pressure: 429"
 like "$body" '"code":"server_busy"' "server_busy"
-# a long stream holds the cortex's one slot; then it is cancelled
-curl -sN --max-time 60 -d "{\"model\":\"cortex\",\"stream\":true,\"max_tokens\":400,\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}" \
-	"http://127.0.0.1:$GW_PORT/v1/chat/completions" >"$TMP/held" 2>/dev/null &
+# a long stream holds the cortex's one slot; then it is cancelled. It is a
+# completion of 20,000 tokens (ignore_eos; 1,000 s at 50 ms a token) under an
+# hour's bound, so only the kill ends it: a short answer could end on its own
+# before a loaded box reaches the kill, and no cancel would ever show
+curl -sN --max-time 3600 -d '{"model":"cortex","stream":true,"max_tokens":20000,"ignore_eos":true,"prompt":"x"}' \
+	"http://127.0.0.1:$GW_PORT/v1/completions" >"$TMP/held" 2>/dev/null &
 held=$!
 frames() { [ "$(grep -c '^data: {' "$TMP/held")" -ge 2 ]; }
 gw_wait_for frames
@@ -165,7 +168,9 @@ scrape_now
 ok $? "Prometheus scraped after the traffic"
 C='route="/v1/chat/completions"'
 chk() { is "$(prom "$1")" "$2" "$1 = $2"; }
-chk "lobes_gateway_requests_total{role=\"cortex\",$C,code=\"200\"}" 5
+chk "lobes_gateway_requests_total{role=\"cortex\",$C,code=\"200\"}" 4
+CC='route="/v1/completions"'
+chk "lobes_gateway_requests_total{role=\"cortex\",$CC,code=\"200\"}" 1
 chk "lobes_gateway_requests_total{role=\"cortex\",$C,code=\"429\"}" 2
 chk "lobes_gateway_requests_total{role=\"none\",$C,code=\"404\"}" 2
 chk "lobes_gateway_requests_total{role=\"senses\",$C,code=\"404\"}" 1
@@ -182,11 +187,13 @@ chk "lobes_gateway_throttled_total{role=\"cortex\",$C,reason=\"rate\"}" 0
 # once, without a connect (tests/cases/gateway_timeouts.t)
 chk "lobes_gateway_upstream_errors_total{role=\"hand\",$C,kind=\"connect\"}" 0
 chk "sum(lobes_gateway_upstream_errors_total{role=\"cortex\"})" 0
-chk "lobes_gateway_stream_cancels_total{role=\"cortex\",$C}" 1
+chk "lobes_gateway_stream_cancels_total{role=\"cortex\",$C}" 0
+chk "lobes_gateway_stream_cancels_total{role=\"cortex\",$CC}" 1
 chk "lobes_gateway_prompt_tokens_total{role=\"cortex\",$C}" "$p_sum"
 chk "lobes_gateway_completion_tokens_total{role=\"cortex\",$C}" "$c_sum"
-chk "lobes_gateway_request_duration_seconds_count{role=\"cortex\",$C}" 7
-chk "lobes_gateway_request_duration_seconds_bucket{role=\"cortex\",$C,le=\"+Inf\"}" 7
+chk "lobes_gateway_request_duration_seconds_count{role=\"cortex\",$C}" 6
+chk "lobes_gateway_request_duration_seconds_bucket{role=\"cortex\",$C,le=\"+Inf\"}" 6
+chk "lobes_gateway_request_duration_seconds_count{role=\"cortex\",$CC}" 1
 chk "lobes_gateway_time_to_first_byte_seconds_count{role=\"hand\",$C}" 3
 chk "lobes_gateway_requests_in_flight{role=\"cortex\",$C}" 0
 chk 'lobes_gateway_role_ready{role="cortex"}' 1
