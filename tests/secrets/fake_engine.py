@@ -12,7 +12,7 @@
 #                               text), as the engine does with timestamps
 #   /images/REF/json            DIR/image.json
 # Anything else is 404. Test-only; stops on SIGTERM.
-import os, socketserver, struct, sys, time
+import io, os, socketserver, struct, sys, time
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs
 
@@ -35,6 +35,31 @@ class H(BaseHTTPRequestHandler):
             self.wfile.write(body)
         except (BrokenPipeError, ConnectionResetError):
             pass  # a client that read what it wanted and left
+
+    def stream_log(self, text, since):
+        # written as it is framed, a batch at a time, the body ending at
+        # the close (as a real engine streams a log it reads): a client
+        # under its own time bound gets what came so far, and a large log
+        # does not wait on the whole framing before its first byte
+        self.send_response(200)
+        self.send_header("Content-Type", "application/vnd.docker.multiplexed-stream")
+        self.send_header("Api-Version", "1.50")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        out, i = [], 0
+        try:
+            for line in io.BytesIO(text):
+                if since is not None and line[:1].isdigit() and line[:30] < since:
+                    continue
+                out.append(struct.pack(">BxxxI", 1 if i % 2 == 0 else 2, len(line)) + line)
+                i += 1
+                if len(out) == 4096:
+                    self.wfile.write(b"".join(out))
+                    out = []
+            self.wfile.write(b"".join(out))
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # a client that read what it wanted, or its bound, and left
+        self.close_connection = True
 
     def file(self, name):
         p = os.path.join(DIR, name)
@@ -59,14 +84,7 @@ class H(BaseHTTPRequestHandler):
                 if int(sec) > 0:
                     since = (time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(int(sec))) +
                              ".%09dZ" % int(nsec or 0)).encode()
-                out = []
-                lines = text.splitlines(keepends=True)
-                if since is not None:
-                    lines = [l for l in lines if not l[:1].isdigit() or l[:30] >= since]
-                for i, line in enumerate(lines):
-                    out.append(struct.pack(">BxxxI", 1 if i % 2 == 0 else 2, len(line)) + line)
-                out = b"".join(out)
-                return self.send(200, out, "application/vnd.docker.multiplexed-stream")
+                return self.stream_log(text, since)
         elif parts[0] == "images" and parts[-1] == "json":
             body = self.file("image.json")
         if body is None:
