@@ -20,7 +20,6 @@
  */
 #include "testutil.h"
 
-#include "../../src/lib/triage/normalise.h"
 #include "triage_helpers.h"
 
 /* A request's error the API server answered (400) and went on serving:
@@ -62,17 +61,6 @@ static void test_survived_signature(void **state)
 	assert_non_null(v.cause);
 	triage_free(t);
 	free(more);
-}
-
-/* Case i: the line in normalises to out. */
-static void expect_norm(size_t i, const char *in, const char *want)
-{
-	char out[256];
-	struct norm k;
-	size_t n = norm_line(in, strlen(in), out, &k);
-	out[n] = '\0';
-	if (strcmp(out, want))
-		fail_msg("case %zu: '%s', expected '%s'", i, out, want);
 }
 
 /* A wrapper's tag in front of each relayed line goes: `[vLLM] `, a

@@ -6,7 +6,9 @@
  * pre-start when no other progress line comes before the failure; the
  * engine writing out the input of a model step that raised is its death;
  * a tool's message that carries CPython's wording of a built-in exception
- * names its class. Each case fails without its rule.
+ * names its class; importlib's, FastAPI's endpoint and the engine's
+ * request intake frames name their phases; a Ray actor's prefix may hold
+ * its __repr__'s parentheses. Each case fails without its rule.
  *
  * The log lines here are written for these tests, in the shapes vLLM,
  * Python and the wrappers print; they are not taken from real logs (those
@@ -14,19 +16,7 @@
  */
 #include "testutil.h"
 
-#include "../../src/lib/triage/normalise.h"
 #include "triage_helpers.h"
-
-/* Case i: the line in normalises to out. */
-static void expect_norm(size_t i, const char *in, const char *want)
-{
-	char out[256];
-	struct norm k;
-	size_t n = norm_line(in, strlen(in), out, &k);
-	out[n] = '\0';
-	if (strcmp(out, want))
-		fail_msg("case %zu: '%s', expected '%s'", i, out, want);
-}
 
 /* A log4j record relaying a worker process's stdout or stderr goes, the
  * worker's indentation kept: a bracketed level, a thread whose name ends
@@ -139,6 +129,52 @@ static void test_builtin_wording(void **state)
 	}
 }
 
+/* Frames that name a phase in any app: importlib's own (`_find_and_load`,
+ * under every import statement) pre-start when nothing later is named;
+ * FastAPI calling a route's endpoint (`run_endpoint_function`) serving;
+ * the engine taking a request in (`_add_processed_request`) serving when
+ * nothing else is named. */
+static void test_more_frames(void **state)
+{
+	(void)state;
+	expect_phase("Traceback (most recent call last):\n"
+		     "  File \"<frozen importlib._bootstrap>\", line 1027, in _find_and_load\n"
+		     FRAME("myapp/core/__init__.py", "<module>")
+		     "    from .model import Worker\n", PHASE_PRESTART);
+	/* a progress line after the import started says it got further */
+	expect_phase("INFO 05-06 07:08:09 [loader.py:1] Starting to load model /m...\n"
+		     "Traceback (most recent call last):\n"
+		     "  File \"<frozen importlib._bootstrap>\", line 1027, in _find_and_load\n"
+		     "ImportError: x\n", PHASE_LOAD);
+	expect_phase("Traceback (most recent call last):\n"
+		     FRAME("fastapi/routing.py", "run_endpoint_function")
+		     FRAME("myapp/serve/worker.py", "api_get_conv")
+		     "NameError: name 'worker' is not defined\n", PHASE_SERVING);
+	expect_phase("Traceback (most recent call last):\n"
+		     FRAME("myapp/strategy.py", "start_server")
+		     FRAME("vllm/v1/engine/llm_engine.py", "_add_processed_request")
+		     "ValueError: x\n", PHASE_SERVING);
+}
+
+/* A Ray actor's prefix whose name its __repr__ gives holds one
+ * parenthesized part; it goes like any process prefix (its frames are
+ * then frames). Two nested parts, or a part first, stay. */
+static void test_actor_repr_prefix(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "(ActorWorker(infer-0) pid=42, )   File \"/a/b.py\", line 1, in f",
+		  "  File \"/a/b.py\", line 1, in f" },
+		{ "(Rollout(a-1) pid=7, ip=10.0.0.2) INFO 05-06 07:08:09 [x.py:1] hi", "INFO 05-06 07:08:09 [x.py:1] hi" },
+		{ "(A(b(c)) pid=1) x", "(A(b(c)) pid=1) x" },
+		{ "((b) pid=1) x", "((b) pid=1) x" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+		expect_norm(i, cases[i].in, cases[i].out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -146,6 +182,8 @@ int main(void)
 		cmocka_unit_test(test_import_line),
 		cmocka_unit_test(test_failed_step_dump),
 		cmocka_unit_test(test_builtin_wording),
+		cmocka_unit_test(test_more_frames),
+		cmocka_unit_test(test_actor_repr_prefix),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

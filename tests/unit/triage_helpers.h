@@ -2,11 +2,13 @@
  * triage_helpers.h — what the triage unit tests share: the shipped
  * signatures loaded once per group (setup/teardown), running a signature
  * set over a text, listing its matches, and the verdict and phase of a
- * text read by the structure alone (the empty set `none`).
+ * text read by the structure alone (the empty set `none`), and what a
+ * line normalises to.
  */
 #ifndef LOBES_TRIAGE_HELPERS_H
 #define LOBES_TRIAGE_HELPERS_H
 
+#include "../../src/lib/triage/normalise.h"
 #include "../../src/lib/triage/triage.h"
 
 static struct sigset shipped;
@@ -80,6 +82,17 @@ static inline void expect_phase(const char *log, enum triage_phase want)
 	if (v.phase != want)
 		fail_msg("phase %s, expected %s:\n%s", triage_phase_name(v.phase), triage_phase_name(want), log);
 	triage_free(t);
+}
+
+/* Case i: the line in normalises to out. */
+static inline void expect_norm(size_t i, const char *in, const char *want)
+{
+	char out[256];
+	struct norm k;
+	size_t n = norm_line(in, strlen(in), out, &k);
+	out[n] = '\0';
+	if (strcmp(out, want))
+		fail_msg("case %zu: '%s', expected '%s'", i, out, want);
 }
 
 /* A traceback frame under site-packages. */

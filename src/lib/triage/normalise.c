@@ -219,14 +219,23 @@ static size_t kubectl_prefix(const char *p, size_t len)
 	return skip_spaces(p, len, i);
 }
 
-/* Ray / vLLM process prefix: `(Name pid=1, ip=...) `, `(pid=1) `, `(raylet) ` */
+/* Ray / vLLM process prefix: `(Name pid=1, ip=...) `, `(pid=1) `,
+ * `(raylet) `; an actor's name as its __repr__ gives it may hold one
+ * parenthesized part (`(ActorWorker(infer-0) pid=1, ) `) */
 static size_t process_prefix(const char *p, size_t len)
 {
 	if (len < 4 || p[0] != '(')
 		return 0;
 	size_t i = 1;
-	while (i < len && i < 120 && (is_word(p[i]) || strchr(" =,.:-", p[i])))
-		i++;
+	bool inner = false;
+	for (; i < len && i < 120; i++) {
+		if (p[i] == '(' && !inner && i > 1)
+			inner = true;
+		else if (p[i] == ')' && inner)
+			inner = false;
+		else if (!is_word(p[i]) && !strchr(" =,.:-", p[i]))
+			break;
+	}
 	if (i >= len || p[i] != ')' || i == 1)
 		return 0;
 	bool pid = memmem(p, i, "pid=", 4) != NULL;

@@ -257,16 +257,21 @@ static const struct func_phase funcs[] = {
 	 * (uvicorn, starlette): only a running server takes requests */
 	{ "run_asgi", PHASE_SERVING, false },
 	{ "call_next", PHASE_SERVING, false },
+	/* FastAPI calling a route's endpoint: a request, in any app */
+	{ "run_endpoint_function", PHASE_SERVING, false },
 	/* an application's import (Ray Serve's import_attr, importlib): before
 	 * any engine, unless a frame or progress line names a later step (vLLM
 	 * imports model code lazily while loading) */
 	{ "import_module", PHASE_PRESTART, true },
 	{ "import_attr", PHASE_PRESTART, true },
+	/* importlib's own frames under any import statement */
+	{ "_find_and_load", PHASE_PRESTART, true },
 	/* the engine's configuration is built from the arguments before any
 	 * engine process starts */
 	{ "create_engine_config", PHASE_PRESTART, false },
 	{ "generate", PHASE_SERVING, true },
 	{ "add_request", PHASE_SERVING, true },
+	{ "_add_processed_request", PHASE_SERVING, true },
 	{ "_run_engine", PHASE_SERVING, true },
 	{ "get_output", PHASE_SERVING, true },
 	{ "create_chat_completion", PHASE_SERVING, true },
