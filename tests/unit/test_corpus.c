@@ -421,6 +421,8 @@ static void test_corpus(void **state)
 	/* split 4, frozen in two batches (c95be2d, a34c0d8), measured once,
 	 * consumed (heldout4/README.md) */
 	corpus_dir("tests/fixtures/logs/heldout4", DIR_CONSUMED, &train, &held);
+	/* split 5, frozen at 90e2d65, the held-out split (heldout5/README.md) */
+	corpus_dir("tests/fixtures/logs/heldout5", DIR_HELDOUT, &train, &held);
 	print_figs("train", &train);
 	if (held.files)
 		print_figs("held-out", &held);
@@ -428,8 +430,8 @@ static void test_corpus(void **state)
 	 * split 2 (62), split 3 (87) and split 4 (98) */
 	assert_true(train.files >= 140 + 53 + 49 + 62 + 87 + 98);
 	assert_int_equal(train.bad, 0);
-	/* no held-out split is wired in until split 5 */
-	assert_int_equal(held.files, 0);
+	/* the held-out split: split 5's 66 excerpts, every one read */
+	assert_int_equal(held.files, 66);
 	{
 		bool met = floor_met("fatal flagged", held.flagged + held.flagged_unknown,
 				     held.fatal + held.unknown, 95);
