@@ -12,7 +12,9 @@
 # training data since 2026-12-03): 87 excerpts, one per source, none used
 # by another split, unchanged since its freeze commit; heldout4/ (split 4,
 # consumed: training data since 2026-12-05): 98 excerpts, one per source,
-# none used by another split, each batch unchanged since its freeze commit.
+# none used by another split, each batch unchanged since its freeze commit;
+# heldout5/ (split 5, held out): 66 excerpts, one per source, none used by
+# another split, unchanged since its freeze commit.
 # No held-out split is read as held-out until split 5.
 . "${LOBES_SRC:-.}/tests/lib.sh"
 LOGS="$SRC/tests/fixtures/logs"
@@ -23,6 +25,8 @@ FREEZE2="cfd750fa1de6b91bab42b6e43ec86ffafa7382df 6bdbdae3a7f64d0cc1d9b5927df6f6
 FREEZE3=d48e4b466412e2c80547ea0e331a21ad8c5a1ac7
 # heldout4/ (split 4, consumed) was frozen in two batches (heldout4/README.md)
 FREEZE4="c95be2dbbf01800439b3c8395ba2105fd53732af a34c0d81c0f478eeec99e2cfee9b895625f487b8"
+# heldout5/ (split 5, held out) was frozen in one commit
+FREEZE5=90e2d653c8c453b3ccc54ebb2a920fb874f9cea7
 
 # the side the draw rule (heldout/README.md) gives a source URL
 side() {
@@ -65,6 +69,10 @@ check() {
 			grep -qF "# origin: $url " "$LOGS"/corpus/*.log "$LOGS"/train/*.log \
 				"$LOGS"/heldout/*.log "$LOGS"/heldout2/*.log "$LOGS"/heldout3/*.log &&
 				echo "$f: source already used outside heldout4/"
+		elif [ "$want" = heldout5 ]; then
+			grep -qF "# origin: $url " "$LOGS"/corpus/*.log "$LOGS"/train/*.log \
+				"$LOGS"/heldout/*.log "$LOGS"/heldout2/*.log "$LOGS"/heldout3/*.log \
+				"$LOGS"/heldout4/*.log && echo "$f: source already used outside heldout5/"
 		elif [ "$want" = heldout3 ]; then
 			grep -qF "# origin: $url " "$LOGS"/corpus/*.log "$LOGS"/train/*.log \
 				"$LOGS"/heldout/*.log "$LOGS"/heldout2/*.log && echo "$f: source already used outside heldout3/"
@@ -100,7 +108,11 @@ n=$(ls "$LOGS"/heldout4/*.log | wc -l)
 is "$n" 98 "heldout4/ holds the 98 excerpts frozen in its two batches"
 is "$(sed -n 's/^# origin: \([^ ]*\).*/\1/p' "$LOGS"/heldout4/*.log | sort | uniq -d)" "" \
 	"heldout4/: one excerpt per source"
-for d in train heldout heldout2 heldout3 heldout4; do
+n=$(ls "$LOGS"/heldout5/*.log | wc -l)
+is "$n" 66 "heldout5/ holds the 66 excerpts frozen in $FREEZE5"
+is "$(sed -n 's/^# origin: \([^ ]*\).*/\1/p' "$LOGS"/heldout5/*.log | sort | uniq -d)" "" \
+	"heldout5/: one excerpt per source"
+for d in train heldout heldout2 heldout3 heldout4 heldout5; do
 	problems=$(check "$LOGS/$d")
 	is "$problems" "" "$d/: headers, draw rule, new sources, vocabulary"
 done
@@ -165,35 +177,24 @@ if git -C "$SRC" cat-file -e "$FREEZE^{commit}" 2>/dev/null; then
 else
 	ok 0 "# skip held-out freeze check: not a git checkout with $FREEZE"
 fi
-# each heldout2 batch: its files unchanged since its freeze commit
-for c in $FREEZE2; do
-	if git -C "$SRC" cat-file -e "$c^{commit}" 2>/dev/null; then
-		frozen=$(git -C "$SRC" ls-tree --name-only "$c" tests/fixtures/logs/heldout2/ | grep '\.log$')
-		changed=$(cd "$SRC" && [ -n "$frozen" ] && git diff --name-only "$c" -- $frozen)
-		is "$changed" "" "heldout2 excerpts unchanged since the freeze $c"
-	else
-		ok 0 "# skip heldout2 freeze check: not a git checkout with $c"
+# unchanged_since SPLIT COMMIT [N]: the excerpts SPLIT/ held at COMMIT (N
+# of them, where given) are unchanged since
+unchanged_since() {
+	local d=$1 c=$2 n=${3:-} frozen changed
+	if ! git -C "$SRC" cat-file -e "$c^{commit}" 2>/dev/null; then
+		ok 0 "# skip $d freeze check: not a git checkout with $c"
+		return
 	fi
-done
-# heldout3: its excerpts unchanged since the freeze commit (its README
-# says since the freeze that the split was consumed; the .log files never
-# change)
-if git -C "$SRC" cat-file -e "$FREEZE3^{commit}" 2>/dev/null; then
-	frozen=$(git -C "$SRC" ls-tree --name-only "$FREEZE3" tests/fixtures/logs/heldout3/ | grep '\.log$')
-	is "$(printf '%s\n' "$frozen" | grep -c '\.log$')" 87 "the freeze $FREEZE3 holds heldout3's 87 excerpts"
-	changed=$(cd "$SRC" && git diff --name-only "$FREEZE3" -- $frozen)
-	is "$changed" "" "heldout3 excerpts unchanged since the freeze $FREEZE3"
-else
-	ok 0 "# skip heldout3 freeze check: not a git checkout with $FREEZE3"
-fi
-# each heldout4 batch: its excerpts unchanged since its freeze commit
-for c in $FREEZE4; do
-	if git -C "$SRC" cat-file -e "$c^{commit}" 2>/dev/null; then
-		frozen=$(git -C "$SRC" ls-tree --name-only "$c" tests/fixtures/logs/heldout4/ | grep '\.log$')
-		changed=$(cd "$SRC" && [ -n "$frozen" ] && git diff --name-only "$c" -- $frozen)
-		is "$changed" "" "heldout4 excerpts unchanged since the freeze $c"
-	else
-		ok 0 "# skip heldout4 freeze check: not a git checkout with $c"
-	fi
-done
+	frozen=$(git -C "$SRC" ls-tree --name-only "$c" "tests/fixtures/logs/$d/" | grep '\.log$')
+	[ -z "$n" ] || is "$(printf '%s\n' "$frozen" | grep -c '\.log$')" "$n" "the freeze $c holds $d's $n excerpts"
+	changed=$(cd "$SRC" && [ -n "$frozen" ] && git diff --name-only "$c" -- $frozen)
+	is "$changed" "" "$d excerpts unchanged since the freeze $c"
+}
+# each heldout2 and heldout4 batch, and heldout3 and heldout5 (one commit
+# each): the excerpts unchanged since their freeze (heldout3's README says
+# since the freeze that the split was consumed; the .log files never change)
+for c in $FREEZE2; do unchanged_since heldout2 "$c"; done
+unchanged_since heldout3 "$FREEZE3" 87
+for c in $FREEZE4; do unchanged_since heldout4 "$c"; done
+unchanged_since heldout5 "$FREEZE5" 66
 done_testing
