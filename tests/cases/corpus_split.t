@@ -15,7 +15,6 @@
 # none used by another split, each batch unchanged since its freeze commit;
 # heldout5/ (split 5, held out): 66 excerpts, one per source, none used by
 # another split, unchanged since its freeze commit.
-# No held-out split is read as held-out until split 5.
 . "${LOBES_SRC:-.}/tests/lib.sh"
 LOGS="$SRC/tests/fixtures/logs"
 FREEZE=c0c0284ece61bb286fdf6571ffe4225974d8abc3
