@@ -114,11 +114,17 @@ static enum triage_phase phase_scan(const char *lo, const char *p, size_t *budge
 	return PHASE_UNKNOWN;
 }
 
+/* A scan's phase, the import line standing in when nothing else named one. */
+static enum triage_phase or_imported(enum triage_phase ph, bool imported)
+{
+	return ph == PHASE_UNKNOWN && imported ? PHASE_PRESTART : ph;
+}
+
 static enum triage_phase phase_back(const char *lo, const char *p, size_t *budget)
 {
 	bool imported = false;
 	enum triage_phase ph = phase_scan(lo, p, budget, &imported);
-	return ph == PHASE_UNKNOWN && imported ? PHASE_PRESTART : ph;
+	return or_imported(ph, imported);
 }
 
 /* The phase of the log at p (a line start in the slice starting at s). */
@@ -132,7 +138,7 @@ enum triage_phase lc_phase_at(struct triage *t, const char *s, const char *p)
 	enum triage_phase ph = phase_scan(s, p, &budget, &imported);
 	if (ph == PHASE_UNKNOWN && budget && t->lc.tail_len)
 		ph = phase_scan(t->lc.tail, t->lc.tail + t->lc.tail_len, &budget, &imported);
-	return ph == PHASE_UNKNOWN && imported ? PHASE_PRESTART : ph;
+	return or_imported(ph, imported);
 }
 
 /* What an exception's message says it was doing. */
