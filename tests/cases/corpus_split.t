@@ -13,8 +13,9 @@
 # by another split, unchanged since its freeze commit; heldout4/ (split 4,
 # consumed: training data since 2026-12-05): 98 excerpts, one per source,
 # none used by another split, each batch unchanged since its freeze commit;
-# heldout5/ (split 5, held out): 66 excerpts, one per source, none used by
-# another split, unchanged since its freeze commit.
+# heldout5/ (split 5, consumed: training data since 2026-12-05): 66
+# excerpts, one per source, none used by another split, unchanged since its
+# freeze commit.
 . "${LOBES_SRC:-.}/tests/lib.sh"
 LOGS="$SRC/tests/fixtures/logs"
 FREEZE=c0c0284ece61bb286fdf6571ffe4225974d8abc3
@@ -24,7 +25,7 @@ FREEZE2="cfd750fa1de6b91bab42b6e43ec86ffafa7382df 6bdbdae3a7f64d0cc1d9b5927df6f6
 FREEZE3=d48e4b466412e2c80547ea0e331a21ad8c5a1ac7
 # heldout4/ (split 4, consumed) was frozen in two batches (heldout4/README.md)
 FREEZE4="c95be2dbbf01800439b3c8395ba2105fd53732af a34c0d81c0f478eeec99e2cfee9b895625f487b8"
-# heldout5/ (split 5, held out) was frozen in one commit
+# heldout5/ (split 5, consumed) was frozen in one commit
 FREEZE5=90e2d653c8c453b3ccc54ebb2a920fb874f9cea7
 
 # the side the draw rule (heldout/README.md) gives a source URL
