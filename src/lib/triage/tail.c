@@ -54,6 +54,25 @@ static bool noise(const char *m, size_t n, const struct norm *k)
 	return false;
 }
 
+/* An HTTP server's access-log line: `"METHOD path HTTP/1.1" 200 ...`
+ * (uvicorn's, and nginx's or any proxy's in the common log format): a
+ * request line's version, its closing quote, a three-digit status. Its
+ * server was up and answering, whatever the status. */
+static bool access_line(const char *m, size_t n)
+{
+	const char *p = m, *e = m + n;
+	while ((p = memmem(p, (size_t)(e - p), " HTTP/", 6)) != NULL) {
+		p += 6;
+		while (p < e && ((*p >= '0' && *p <= '9') || *p == '.'))
+			p++;
+		if (e - p >= 5 && p[0] == '"' && p[1] == ' ' && p[2] >= '1' && p[2] <= '5' &&
+		    p[3] >= '0' && p[3] <= '9' && p[4] >= '0' && p[4] <= '9' &&
+		    (e - p == 5 || p[5] == ' '))
+			return true;
+	}
+	return false;
+}
+
 /* A shell's word for a dead process: EV_KILLED, EV_NATIVE, or EV_KINDS. */
 static enum triage_event_kind shell_death(const char *m, size_t n)
 {
@@ -408,6 +427,8 @@ static void tail_end(struct triage *t, const char *lo, uint64_t line)
 		enum triage_event_kind d = shell_death(l->buf, l->n);
 		if (d != EV_KINDS && i < 64)
 			lc_add_event(t, d, line, ls, le, lc_phase_back(lo, ls));
+		if (access_line(l->buf, l->n))
+			lc->answered_line = line; /* the earliest the tail shows */
 		if (decided)
 			continue;
 		if (noise(l->buf, l->n, &l->k)) {

@@ -88,6 +88,7 @@ struct lifecycle {
 	uint64_t error_line;      /* the last significant line when it is an error */
 	size_t error_off;         /* its offset in tail */
 	bool error_shutdown;      /* the server shut down after it */
+	uint64_t answered_line;   /* the first HTTP access line of the tail (0 none) */
 	char *error_type, *error_message;
 	bool error_native;        /* the last line is a native death or a kill */
 	struct triage_life life;

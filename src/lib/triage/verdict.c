@@ -21,7 +21,11 @@
  * An event that is a death (engine dead, fatal signal, a process dead, a
  * non-zero exit, a restart, a native crash, a watchdog abort, a kill, the
  * container runtime's error) is fatal unless startup completes after it.
- * A log without startup complete that ends in an error is fatal.
+ * A log without startup complete that ends in an error is fatal; one
+ * whose tail shows the server answering a request (an HTTP access line,
+ * any status) before the error had started (a paste from the middle of a
+ * serving log): its error then needs a shutdown after it, as after startup
+ * complete.
  *
  * The root exception is the innermost of the first fatal chain of
  * tracebacks whose exception says something (not "Engine core
@@ -212,11 +216,14 @@ const struct triage_life *triage_life(const struct triage *ct)
 	for (size_t i = 0; i < lc->n_events && !L->death; i++)
 		if (death_event(&lc->events[i]) && !(lc->last_startup > lc->events[i].line_no))
 			L->death = &lc->events[i];
+	/* a server seen answering a request (an access line) before the error
+	 * had started, even where the paste begins after its startup line */
+	bool up = lc->first_startup || (lc->answered_line && lc->answered_line < lc->error_line);
 	bool ends_badly = lc->error_line && !(lc->last_startup > lc->error_line) &&
-			  (!lc->first_startup || lc->error_shutdown) && !in_survived(lc, lc->error_line);
+			  (!up || lc->error_shutdown) && !in_survived(lc, lc->error_line);
 	L->fatal = any_tb || L->death || ends_badly;
 	if (!L->fatal) {
-		enum triage_phase at = lc->first_startup || !lc->tail_len
+		enum triage_phase at = lc->first_startup || lc->answered_line || !lc->tail_len
 					       ? PHASE_UNKNOWN
 					       : lc_phase_back(lc->tail, lc->tail + lc->tail_len);
 		L->stops_in = at == PHASE_SERVING ? PHASE_UNKNOWN : at;
