@@ -94,12 +94,18 @@ static const char *last_component(const char *s)
 
 /* `# root:` against the root exception found: by the last dotted component;
  * `none` (no Python exception) and `unknown` (the paste stops before it)
- * want no exception type. */
+ * want no exception type. A signal the excerpt ends in (`Killed`,
+ * `Segmentation fault`: the READMEs' "named exception or signal") is a
+ * death with no Python exception: right when no type is named and the
+ * death's line, the root's message, says it. */
 static bool root_right(const char *want, const struct triage_verdict *v)
 {
 	if (!strcmp(want, "none") || !strcmp(want, "unknown"))
 		return v->type == NULL;
-	return v->type && !strcmp(last_component(want), last_component(v->type));
+	if (!v->type)
+		return v->message && *want && strstr(v->message, want) && !strchr(want, '.') &&
+		       !strstr(want, "Error") && !strstr(want, "Exception");
+	return !strcmp(last_component(want), last_component(v->type));
 }
 
 /* Rows of a consumed split that the rules written since its consumption
@@ -414,6 +420,30 @@ static void test_train_dirs(void **state)
 	assert_false(in_train_dir("trainx/x.log"));
 }
 
+/* How a `# root:` label is scored: the exception's last dotted component;
+ * a signal label only against a death with no type whose line says it;
+ * `none` and `unknown` only with no type. */
+static void test_root_right(void **state)
+{
+	(void)state;
+	struct triage_verdict exc = { .type = "torch.OutOfMemoryError", .message = "CUDA out of memory" };
+	struct triage_verdict death = { .type = NULL, .message = "Killed" };
+	struct triage_verdict segv = { .type = NULL, .message = "Segmentation fault (core dumped)" };
+	assert_true(root_right("OutOfMemoryError", &exc));
+	assert_true(root_right("torch.cuda.OutOfMemoryError", &exc));
+	assert_false(root_right("ValueError", &exc));
+	assert_false(root_right("none", &exc));
+	assert_true(root_right("Killed", &death));
+	assert_true(root_right("Segmentation fault", &segv));
+	assert_false(root_right("Killed", &segv));
+	assert_false(root_right("Killed", &exc));
+	/* an exception label is never right against a death without a type */
+	struct triage_verdict said = { .type = NULL, .message = "ValueError: x" };
+	assert_false(root_right("ValueError", &said));
+	assert_true(root_right("none", &death));
+	assert_true(root_right("unknown", &death));
+}
+
 /* The corpus of real log excerpts (tests/fixtures/logs/corpus/README.md)
  * in two splits. Train (corpus/, train/, heldout/, heldout2/, heldout3/,
  * heldout4/ and heldout5/: splits 1, 2 and 3, consumed on 2026-12-03, and
@@ -471,6 +501,7 @@ int main(void)
 		cmocka_unit_test(test_excerpts),
 		cmocka_unit_test(test_train_dirs),
 		cmocka_unit_test(test_floor_without_rows),
+		cmocka_unit_test(test_root_right),
 		cmocka_unit_test(test_corpus),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
