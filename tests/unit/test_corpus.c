@@ -173,7 +173,6 @@ static const char *const pending[] = {
 	"gpustack-3707-v2-custom-vllm-0120-container-workload.log",
 	"gpustack-4391-vllm-0141-embed-server-routes.log",
 	"lm-evaluation-harness-2904-vllm-dp4-humaneval-hang.log",
-	"lmm-r1-43-ray-actor-vllm-wake-up-cumem-oom.log",
 	"miaai-dsv4-flash-2x-spark-146-apiserver-spec-decoding-before-soft-lock.log",
 	"offsetbias-2-ipython-vllm-llama-seq-classification-load-model.log",
 	"openrlhf-pr728-hybrid-engine-llmrayactor-executor-init.log",
