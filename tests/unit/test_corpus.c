@@ -174,7 +174,6 @@ static const char *const pending[] = {
 	"gpustack-4391-vllm-0141-embed-server-routes.log",
 	"lm-evaluation-harness-2904-vllm-dp4-humaneval-hang.log",
 	"miaai-dsv4-flash-2x-spark-146-apiserver-spec-decoding-before-soft-lock.log",
-	"offsetbias-2-ipython-vllm-llama-seq-classification-load-model.log",
 	"openrlhf-pr728-hybrid-engine-llmrayactor-executor-init.log",
 	"tenstorrent-vllm-145-tt-inference-server-galaxy-llama33-70b-launch.log",
 	"vllm-13150-v072-serve-xinference-env-api-server-start.log",

@@ -3,7 +3,10 @@
  * (tests/fixtures/logs/heldout5/): a server seen answering a request (an
  * HTTP access line, whatever its status) had started, so an error record
  * after it does not make a paste that begins after the startup line fatal
- * unless the server shut down after it. Each case fails without its rule.
+ * unless the server shut down after it; IPython 8's frames (`File
+ * path:line, in Class.method(args)`) are frames, so a notebook paste cut
+ * inside such a traceback is fatal, with its vLLM frame. Each case fails
+ * without its rule.
  *
  * The log lines here are written for these tests, in the shapes vLLM,
  * uvicorn and the proxies in front of it print; they are not taken from
@@ -12,6 +15,7 @@
 #include "testutil.h"
 
 #include "triage_helpers.h"
+#include "../../src/lib/triage/triage_int.h"
 
 #define ERR_REQ "ERROR 05-01 01:51:54 [serving_chat.py:1] Error in chat_completion_full_generator - x\n"
 
@@ -87,12 +91,49 @@ static void test_answered_not_stopping(void **state)
 	triage_free(t);
 }
 
+/* IPython 8 prints a frame as `File <path>:<line>, in <Class.method>(<args>)`
+ * and the code lines under it with `--> N` on the failing one: a paste
+ * that stops there is cut inside a traceback, fatal, and its innermost
+ * vLLM frame (the method, not its class) names the phase. A line that
+ * only looks so (no `.py:N`, no call) is not a frame. */
+static void test_ipython8_frames(void **state)
+{
+	(void)state;
+	const char *log =
+		"File ~/conda/lib/python3.11/site-packages/vllm/executor/gpu_executor.py:36, in GPUExecutor._init_executor(self)\n"
+		"     35 self.driver_worker.init_device()\n"
+		"---> 36 self.driver_worker.load_model()\n"
+		"\n"
+		"File ~/conda/lib/python3.11/site-packages/vllm/worker/worker.py:139, in Worker.load_model(self)\n"
+		"    138 def load_model(self):\n"
+		"--> 139     self.model_runner.load_model()\n";
+	struct triage_verdict v;
+	struct triage *t = verdict_of(&none, log, &v);
+	assert_true(v.fatal);
+	assert_int_equal(v.phase, PHASE_LOAD);
+	assert_string_equal(v.frame, "vllm/worker/worker.py:139 in load_model");
+	triage_free(t);
+	static const char *const not_frames[] = {
+		"File ~/conda/lib/python3.11/site-packages/vllm/worker/worker.py, in Worker.load_model(self)",
+		"File ~/notes.txt:139, in Worker.load_model(self)",
+		"File ~/conda/lib/vllm/worker/worker.py:139, in the end it failed",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(not_frames); i++) {
+		char *frame = NULL;
+		int strong = 0, weak = 0;
+		if (lc_ipy_frame(not_frames[i], strlen(not_frames[i]), &frame, &strong, &weak))
+			fail_msg("not a frame, read as one: %s", not_frames[i]);
+		free(frame);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_answered_before_error),
 		cmocka_unit_test(test_not_an_answer),
 		cmocka_unit_test(test_answered_not_stopping),
+		cmocka_unit_test(test_ipython8_frames),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -382,9 +382,40 @@ static bool ident_char(char c)
 	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
 
+/* IPython 8's frame: `File ~/x/vllm/worker/worker.py:139, in
+ * Worker.load_model(self)` — the path unquoted, its line after a colon,
+ * the function qualified by its class. */
+static bool ipy8_frame(const char *m, size_t n, char **frame, int *strong, int *weak)
+{
+	const char *p = m + 5, *e = m + n;
+	if (n < 16 || memcmp(m, "File ", 5) != 0 || (*p != '/' && *p != '~' && *p != '<' && !ident_char(*p)))
+		return false;
+	const char *in = memmem(p, (size_t)(e - p), ", in ", 5);
+	if (!in)
+		return false;
+	const char *c = in; /* the line number before `, in ` */
+	while (c > p && c[-1] >= '0' && c[-1] <= '9')
+		c--;
+	if (c == in || c - p < 4 || c[-1] != ':' || memcmp(c - 4, ".py", 3) != 0)
+		return false;
+	const char *func = in + 5, *f = func;
+	while (f < e && (ident_char(*f) || *f == '.' || *f == '<' || *f == '>'))
+		f++;
+	if (f >= e || *f != '(' || f == func)
+		return false;
+	const char *dot = memrchr(func, '.', (size_t)(f - func)); /* Class.method: the method */
+	if (dot)
+		func = dot + 1;
+	frame_found(p, (size_t)(c - 1 - p), strtol(c, NULL, 10), func, (size_t)(f - func), frame, strong,
+		    weak, NULL);
+	return true;
+}
+
 bool lc_ipy_frame(const char *m, size_t n, char **frame, int *strong, int *weak)
 {
 	const char *p = m, *e = m + n;
+	if (ipy8_frame(m, n, frame, strong, weak))
+		return true;
 	if (p < e && *p == '[')
 		p++; /* Colab: a link `[path](url)` */
 	if (p >= e || (*p != '/' && *p != '~' && *p != '<'))
