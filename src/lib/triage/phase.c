@@ -4,8 +4,10 @@
  *
  *   - a traceback's frames: the function names of vLLM's steps (load_model:
  *     load; profile_run: profile; capture_model: graph capture; a module's
- *     top level inside vllm/: pre-start, an import); functions that other
- *     steps call too (execute_model, step) only when nothing else names one;
+ *     top level inside vllm/: pre-start, an import; the engine's
+ *     configuration built from the arguments, config_frame: pre-start);
+ *     functions that other steps call too (execute_model, step) only when
+ *     nothing else names one;
  *   - the exception's message ("warming up sampler", "cannot open shared
  *     object file");
  *   - the last progress line before the failure (a backward scan of at most
@@ -152,6 +154,9 @@ static const struct phase_word message_words[] = {
 	{ "cannot open shared object file", PHASE_PRESTART },
 	{ "undefined symbol", PHASE_PRESTART },
 	{ "No module named", PHASE_PRESTART },
+	/* an import of a name the installed vLLM lacks (a caller's module,
+	 * vLLM's own): a failure inside a step names that step first */
+	{ "cannot import name", PHASE_PRESTART },
 	{ "nvidia-container-cli", PHASE_PRESTART },
 	/* no platform: the configuration is built before any engine */
 	{ "UnspecifiedPlatform", PHASE_PRESTART },
@@ -233,8 +238,10 @@ static const struct func_phase funcs[] = {
 	{ "_capture_cudagraphs", PHASE_GRAPH, false },
 	{ "capture", PHASE_GRAPH, false },
 	{ "compile_or_warm_up_model", PHASE_WARMUP, false },
-	{ "_dummy_sampler_run", PHASE_WARMUP, false },
-	{ "_dummy_pooler_run", PHASE_WARMUP, false },
+	/* the warm-up's sampler and pooler runs, which V1's profile_run
+	 * calls too: only when no frame names the step around them */
+	{ "_dummy_sampler_run", PHASE_WARMUP, true },
+	{ "_dummy_pooler_run", PHASE_WARMUP, true },
 	{ "warming_up_model", PHASE_WARMUP, false },
 	{ "_warmup", PHASE_WARMUP, false },
 	{ "warmup_model", PHASE_WARMUP, false },
@@ -275,6 +282,24 @@ static const struct func_phase funcs[] = {
 	/* the engine's configuration is built from the arguments before any
 	 * engine process starts */
 	{ "create_engine_config", PHASE_PRESTART, false },
+	{ "create_engine_configs", PHASE_PRESTART, false },
+	/* the argument parser built (every entry point adds EngineArgs' flags) */
+	{ "add_cli_args", PHASE_PRESTART, false },
+	{ "make_arg_parser", PHASE_PRESTART, false },
+	{ "from_cli_args", PHASE_PRESTART, false },
+	/* V0's engine placing its workers from the parallel configuration
+	 * (from_engine_args, before the engine is built) */
+	{ "initialize_cluster", PHASE_PRESTART, false },
+	/* V0's engine constructor loads the tokenizer before any worker */
+	{ "_init_tokenizer", PHASE_PRESTART, false },
+	/* the sleep mode waking an engine up: it had started (an RL
+	 * trainer's engine sleeps between rollouts) */
+	{ "wake_up", PHASE_SERVING, false },
+	/* a caller's steps that run on a built engine: a chat turn, an RL
+	 * trainer's training step (its rollout generates) */
+	{ "chat", PHASE_SERVING, true },
+	{ "stream_chat", PHASE_SERVING, true },
+	{ "training_step", PHASE_SERVING, true },
 	{ "generate", PHASE_SERVING, true },
 	{ "add_request", PHASE_SERVING, true },
 	{ "_add_processed_request", PHASE_SERVING, true },
@@ -284,6 +309,11 @@ static const struct func_phase funcs[] = {
 	{ "create_completion", PHASE_SERVING, true },
 };
 
+static bool func_is(const char *func, size_t flen, const char *name)
+{
+	return strlen(name) == flen && memcmp(func, name, flen) == 0;
+}
+
 /* The phase function func[0, flen) names, into *strong or *weak. */
 static void func_phase(const char *func, size_t flen, int *strong, int *weak)
 {
@@ -292,7 +322,7 @@ static void func_phase(const char *func, size_t flen, int *strong, int *weak)
 	if (flen > 9 && memcmp(func, "generate_", 9) == 0)
 		*weak = (int)PHASE_SERVING;
 	for (size_t i = 0; i < ARRAY_SIZE(funcs); i++) {
-		if (strlen(funcs[i].func) != flen || memcmp(funcs[i].func, func, flen) != 0)
+		if (!func_is(func, flen, funcs[i].func))
 			continue;
 		if (funcs[i].weak)
 			*weak = (int)funcs[i].phase;
@@ -323,17 +353,52 @@ static const char *vllm_path(const char *path, size_t n)
 	return best;
 }
 
+/* Where path[0, plen) holds needle, a '/' in needle matching either
+ * separator (a Windows install prints backslashes). */
+static bool path_has(const char *path, size_t plen, const char *needle)
+{
+	size_t n = strlen(needle);
+	for (size_t i = 0; i + n <= plen; i++) {
+		size_t j = 0;
+		while (j < n && (path[i + j] == needle[j] || (needle[j] == '/' && path[i + j] == '\\')))
+			j++;
+		if (j == n)
+			return true;
+	}
+	return false;
+}
+
+/* The engine's configuration built from the arguments and the model's
+ * own config, before any engine or worker starts, in every era: EngineArgs
+ * (vllm/engine/arg_utils.py: the flags, __post_init__, create_engine_config),
+ * the config classes' constructors and checks (vllm/config.py, or the
+ * vllm/config/ package since 0.10: __init__, __post_init__, verify_*), and
+ * the model's config.json fetched (get_config in vllm/transformers_utils/). */
+static bool config_frame(const char *path, size_t plen, const char *func, size_t flen)
+{
+	if (path_has(path, plen, "vllm/engine/arg_utils.py"))
+		return true;
+	if (path_has(path, plen, "vllm/transformers_utils/") && func_is(func, flen, "get_config"))
+		return true;
+	if (!path_has(path, plen, "vllm/config.py") && !path_has(path, plen, "vllm/config/"))
+		return false;
+	return func_is(func, flen, "__init__") || func_is(func, flen, "__post_init__") ||
+	       memmem(func, flen, "verify", 6) != NULL;
+}
+
 /* A frame whose path is path[0, plen), its line line (0: not shown) and
  * its function func[0, flen): its phase, and *frame when under vllm/. */
 static void frame_found(const char *path, size_t plen, long line, const char *func, size_t flen,
 			char **frame, int *strong, int *weak, bool *request)
 {
 	func_phase(func, flen, strong, weak);
+	if (config_frame(path, plen, func, flen))
+		*strong = (int)PHASE_PRESTART;
 	const char *v = vllm_path(path, plen), *q = path + plen;
 	/* vLLM's own import failed; but an entry point's top level is the
 	 * server run as a script (`python -m vllm.entrypoints.openai.api_server`
 	 * calls uvloop.run(run_server()) there), not an import */
-	if (v && flen == 8 && memcmp(func, "<module>", 8) == 0 &&
+	if (v && func_is(func, flen, "<module>") &&
 	    !memmem(v, (size_t)(q - v), "vllm/entrypoints/", 17))
 		*strong = (int)PHASE_PRESTART;
 	if (v && (memmem(v, (size_t)(q - v), "/serving", 8) || memmem(v, (size_t)(q - v), "serving.py", 10))) {
