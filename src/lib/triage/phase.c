@@ -309,9 +309,11 @@ static const struct func_phase funcs[] = {
 	{ "create_completion", PHASE_SERVING, true },
 };
 
+/* Whether func[0, flen) is name (the first byte compared first: this runs
+ * for every entry of funcs[] on every frame). */
 static bool func_is(const char *func, size_t flen, const char *name)
 {
-	return strlen(name) == flen && memcmp(func, name, flen) == 0;
+	return flen && name[0] == func[0] && strlen(name) == flen && memcmp(func, name, flen) == 0;
 }
 
 /* The phase function func[0, flen) names, into *strong or *weak. */
@@ -353,14 +355,16 @@ static const char *vllm_path(const char *path, size_t n)
 	return best;
 }
 
-/* Where path[0, plen) holds needle, a '/' in needle matching either
- * separator (a Windows install prints backslashes). */
+/* Whether path[0, plen) holds needle, which starts with "vllm" (found by
+ * memmem first), a '/' in needle matching either separator (a Windows
+ * install prints backslashes). */
 static bool path_has(const char *path, size_t plen, const char *needle)
 {
 	size_t n = strlen(needle);
-	for (size_t i = 0; i + n <= plen; i++) {
-		size_t j = 0;
-		while (j < n && (path[i + j] == needle[j] || (needle[j] == '/' && path[i + j] == '\\')))
+	const char *e = path + plen;
+	for (const char *p = path; (p = memmem(p, (size_t)(e - p), "vllm", 4)) && (size_t)(e - p) >= n; p++) {
+		size_t j = 4;
+		while (j < n && (p[j] == needle[j] || (needle[j] == '/' && p[j] == '\\')))
 			j++;
 		if (j == n)
 			return true;
@@ -376,14 +380,14 @@ static bool path_has(const char *path, size_t plen, const char *needle)
  * the model's config.json fetched (get_config in vllm/transformers_utils/). */
 static bool config_frame(const char *path, size_t plen, const char *func, size_t flen)
 {
-	if (path_has(path, plen, "vllm/engine/arg_utils.py"))
+	if (memmem(path, plen, "arg_utils.py", 12) && path_has(path, plen, "vllm/engine/arg_utils.py"))
 		return true;
-	if (path_has(path, plen, "vllm/transformers_utils/") && func_is(func, flen, "get_config"))
-		return true;
-	if (!path_has(path, plen, "vllm/config.py") && !path_has(path, plen, "vllm/config/"))
+	if (func_is(func, flen, "get_config"))
+		return path_has(path, plen, "vllm/transformers_utils/");
+	if (!func_is(func, flen, "__init__") && !func_is(func, flen, "__post_init__") &&
+	    !memmem(func, flen, "verify", 6))
 		return false;
-	return func_is(func, flen, "__init__") || func_is(func, flen, "__post_init__") ||
-	       memmem(func, flen, "verify", 6) != NULL;
+	return path_has(path, plen, "vllm/config.py") || path_has(path, plen, "vllm/config/");
 }
 
 /* A frame whose path is path[0, plen), its line line (0: not shown) and
