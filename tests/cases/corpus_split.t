@@ -15,7 +15,9 @@
 # none used by another split, each batch unchanged since its freeze commit;
 # heldout5/ (split 5, consumed: training data since 2026-12-05): 66
 # excerpts, one per source, none used by another split, unchanged since its
-# freeze commit.
+# freeze commit; heldout6/ (split 6, held-out): 56 excerpts, one per
+# source, none used by another split (nor any of its sources by another
+# split), unchanged since its freeze commit.
 . "${LOBES_SRC:-.}/tests/lib.sh"
 LOGS="$SRC/tests/fixtures/logs"
 FREEZE=c0c0284ece61bb286fdf6571ffe4225974d8abc3
@@ -27,6 +29,8 @@ FREEZE3=d48e4b466412e2c80547ea0e331a21ad8c5a1ac7
 FREEZE4="c95be2dbbf01800439b3c8395ba2105fd53732af a34c0d81c0f478eeec99e2cfee9b895625f487b8"
 # heldout5/ (split 5, consumed) was frozen in one commit
 FREEZE5=90e2d653c8c453b3ccc54ebb2a920fb874f9cea7
+# heldout6/ (split 6, held-out) was frozen in one commit
+FREEZE6=5d16fec58eeb8ea2be612227e7717b45434e1fef
 
 # the side the draw rule (heldout/README.md) gives a source URL
 side() {
@@ -73,6 +77,11 @@ check() {
 			grep -qF "# origin: $url " "$LOGS"/corpus/*.log "$LOGS"/train/*.log \
 				"$LOGS"/heldout/*.log "$LOGS"/heldout2/*.log "$LOGS"/heldout3/*.log \
 				"$LOGS"/heldout4/*.log && echo "$f: source already used outside heldout5/"
+		elif [ "$want" = heldout6 ]; then
+			grep -qF "# origin: $url " "$LOGS"/corpus/*.log "$LOGS"/train/*.log \
+				"$LOGS"/heldout/*.log "$LOGS"/heldout2/*.log "$LOGS"/heldout3/*.log \
+				"$LOGS"/heldout4/*.log "$LOGS"/heldout5/*.log &&
+				echo "$f: source already used outside heldout6/"
 		elif [ "$want" = heldout3 ]; then
 			grep -qF "# origin: $url " "$LOGS"/corpus/*.log "$LOGS"/train/*.log \
 				"$LOGS"/heldout/*.log "$LOGS"/heldout2/*.log && echo "$f: source already used outside heldout3/"
@@ -112,7 +121,11 @@ n=$(ls "$LOGS"/heldout5/*.log | wc -l)
 is "$n" 66 "heldout5/ holds the 66 excerpts frozen in $FREEZE5"
 is "$(sed -n 's/^# origin: \([^ ]*\).*/\1/p' "$LOGS"/heldout5/*.log | sort | uniq -d)" "" \
 	"heldout5/: one excerpt per source"
-for d in train heldout heldout2 heldout3 heldout4 heldout5; do
+n=$(ls "$LOGS"/heldout6/*.log | wc -l)
+is "$n" 56 "heldout6/ holds the 56 excerpts frozen in $FREEZE6"
+is "$(sed -n 's/^# origin: \([^ ]*\).*/\1/p' "$LOGS"/heldout6/*.log | sort | uniq -d)" "" \
+	"heldout6/: one excerpt per source"
+for d in train heldout heldout2 heldout3 heldout4 heldout5 heldout6; do
 	problems=$(check "$LOGS/$d")
 	is "$problems" "" "$d/: headers, draw rule, new sources, vocabulary"
 done
@@ -120,6 +133,16 @@ done
 heldout_sources=$(sed -n 's/^# origin: \([^ ]*\).*/\1/p' "$LOGS"/heldout/*.log | sort -u)
 train_sources=$(sed -n 's/^# origin: \([^ ]*\).*/\1/p' "$LOGS"/train/*.log | sort -u)
 is "$(comm -12 <(echo "$heldout_sources") <(echo "$train_sources"))" "" "no source is on both sides"
+# split 6 (held-out) and every other directory of excerpts, each way: a
+# source taken by split 6 is in no other directory, whichever was written
+# later
+split6_sources=$(sed -n 's/^# origin: \([^ ]*\).*/\1/p' "$LOGS"/heldout6/*.log | sort -u)
+other_sources=$(for f in "$LOGS"/*/*.log; do
+	case "$f" in "$LOGS"/heldout6/*) continue ;; esac
+	sed -n 's/^# origin: \([^ ]*\).*/\1/p' "$f"
+done | sort -u)
+is "$(comm -12 <(echo "$split6_sources") <(echo "$other_sources"))" "" \
+	"no source of heldout6/ is in another directory of excerpts"
 
 # the checker catches each broken rule (planted files)
 P="$TMP/plant/train"
@@ -190,11 +213,12 @@ unchanged_since() {
 	changed=$(cd "$SRC" && [ -n "$frozen" ] && git diff --name-only "$c" -- $frozen)
 	is "$changed" "" "$d excerpts unchanged since the freeze $c"
 }
-# each heldout2 and heldout4 batch, and heldout3 and heldout5 (one commit
-# each): the excerpts unchanged since their freeze (heldout3's README says
+# each heldout2 and heldout4 batch, and heldout3, heldout5 and heldout6 (one
+# commit each): the excerpts unchanged since their freeze (heldout3's README says
 # since the freeze that the split was consumed; the .log files never change)
 for c in $FREEZE2; do unchanged_since heldout2 "$c"; done
 unchanged_since heldout3 "$FREEZE3" 87
 for c in $FREEZE4; do unchanged_since heldout4 "$c"; done
 unchanged_since heldout5 "$FREEZE5" 66
+unchanged_since heldout6 "$FREEZE6" 56
 done_testing
