@@ -3,9 +3,8 @@
  * signature's excerpts exist and carry its cause id, and triage on every
  * excerpt, scored per split (train: corpus/, train/ and the consumed
  * splits 1 in heldout/, 2 in heldout2/, 3 in heldout3/, 4 in heldout4/ and
- * 5 in heldout5/;
- * held-out: the directory read as DIR_HELDOUT, figures only, when one is
- * wired in).
+ * 5 in heldout5/; held-out: split 6, heldout6/ and its causes batch
+ * heldout6c/, read as DIR_HELDOUT, figures only).
  */
 #include "testutil.h"
 
@@ -359,6 +358,23 @@ static char *ratio(int a, int b)
 	return b ? xasprintf("%d/%d (%.0f%%)", a, b, 100.0 * a / b) : xasprintf("%d/%d (n/a)", a, b);
 }
 
+/* Two batches of one split, counted together. */
+static struct split_figs figs_sum(const struct split_figs *a, const struct split_figs *b)
+{
+	return (struct split_figs){
+		.files = a->files + b->files, .fatal = a->fatal + b->fatal,
+		.flagged = a->flagged + b->flagged, .clean = a->clean + b->clean,
+		.kept = a->kept + b->kept, .known = a->known + b->known, .right = a->right + b->right,
+		.unknown = a->unknown + b->unknown,
+		.flagged_unknown = a->flagged_unknown + b->flagged_unknown,
+		.roots = a->roots + b->roots, .roots_right = a->roots_right + b->roots_right,
+		.phases = a->phases + b->phases, .phases_right = a->phases_right + b->phases_right,
+		.described = a->described + b->described,
+		.stops_fatal = a->stops_fatal + b->stops_fatal,
+		.stops_clean = a->stops_clean + b->stops_clean, .bad = a->bad + b->bad,
+	};
+}
+
 static void print_figs(const char *split, const struct split_figs *f)
 {
 	int fatal = f->fatal + f->unknown, flagged = f->flagged + f->flagged_unknown;
@@ -442,6 +458,22 @@ static void test_root_right(void **state)
 	assert_true(root_right("unknown", &death));
 }
 
+/* Two batches' figures add up field by field, none left out. */
+static void test_figs_sum(void **state)
+{
+	(void)state;
+	struct split_figs a, b;
+	int *pa = (int *)&a, *pb = (int *)&b;
+	for (size_t i = 0; i < sizeof(a) / sizeof(int); i++) {
+		pa[i] = (int)i + 1;
+		pb[i] = 100 * ((int)i + 1);
+	}
+	struct split_figs s = figs_sum(&a, &b);
+	const int *ps = (const int *)&s;
+	for (size_t i = 0; i < sizeof(s) / sizeof(int); i++)
+		assert_int_equal(ps[i], 101 * ((int)i + 1));
+}
+
 /* The corpus of real log excerpts (tests/fixtures/logs/corpus/README.md)
  * in two splits. Train (corpus/, train/, heldout/, heldout2/, heldout3/,
  * heldout4/ and heldout5/: splits 1, 2 and 3, consumed on 2026-12-03, and
@@ -460,7 +492,7 @@ static void test_root_right(void **state)
 static void test_corpus(void **state)
 {
 	(void)state;
-	struct split_figs train = { 0 }, held = { 0 };
+	struct split_figs train = { 0 }, held = { 0 }, held6 = { 0 }, held6c = { 0 };
 	corpus_dir("tests/fixtures/logs/corpus", DIR_TRAIN, &train, &held);
 	corpus_dir("tests/fixtures/logs/train", DIR_TRAIN, &train, &held);
 	corpus_dir("tests/fixtures/logs/heldout", DIR_CONSUMED, &train, &held);
@@ -473,15 +505,25 @@ static void test_corpus(void **state)
 	/* split 5, frozen at 90e2d65, measured once, consumed
 	 * (heldout5/README.md) */
 	corpus_dir("tests/fixtures/logs/heldout5", DIR_CONSUMED, &train, &held);
+	/* split 6, frozen at 5d16fec, and its causes batch, frozen at 16033a6:
+	 * the held-out split, read after the last rule written from train
+	 * (heldout6/README.md, heldout6c/README.md); each batch's figures, then
+	 * the split's */
+	corpus_dir("tests/fixtures/logs/heldout6", DIR_HELDOUT, &train, &held6);
+	corpus_dir("tests/fixtures/logs/heldout6c", DIR_HELDOUT, &train, &held6c);
+	held = figs_sum(&held6, &held6c);
 	print_figs("train", &train);
-	if (held.files)
-		print_figs("held-out", &held);
+	print_figs("held-out split 6 (heldout6/)", &held6);
+	print_figs("held-out split 6, causes batch (heldout6c/)", &held6c);
+	print_figs("held-out", &held);
 	/* every directory was read: corpus/ (140), train/ (53), split 1 (49),
 	 * split 2 (62), split 3 (87), split 4 (98) and split 5 (66) */
 	assert_true(train.files >= 140 + 53 + 49 + 62 + 87 + 98 + 66);
 	assert_int_equal(train.bad, 0);
-	/* no held-out split is wired in until split 6 */
-	assert_int_equal(held.files, 0);
+	/* the held-out split: split 6's 56 excerpts and its causes batch's 40 */
+	assert_int_equal(held6.files, 56);
+	assert_int_equal(held6c.files, 40);
+	assert_int_equal(held.files, 96);
 	{
 		bool met = floor_met("fatal flagged", held.flagged + held.flagged_unknown,
 				     held.fatal + held.unknown, 95);
@@ -500,6 +542,7 @@ int main(void)
 		cmocka_unit_test(test_train_dirs),
 		cmocka_unit_test(test_floor_without_rows),
 		cmocka_unit_test(test_root_right),
+		cmocka_unit_test(test_figs_sum),
 		cmocka_unit_test(test_corpus),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
