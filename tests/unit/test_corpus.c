@@ -71,6 +71,9 @@ struct split_figs {
 	/* not flagged, and stopping in a start-up step (stops_in): fatal
 	 * rows, clean rows — how far a verdict on that alone would carry */
 	int stops_fatal, stops_clean;
+	/* fatal rows whose paste shows its failure (`# root:` names an
+	 * exception or a signal), and of them flagged */
+	int named, named_flagged;
 	int bad; /* train: rows that break an assertion */
 };
 
@@ -295,6 +298,10 @@ static void corpus_file(const char *path, const char *name, bool heldout, struct
 		row_message("# MISS %s %s: cause %s has no family in data/signatures\n", split, name, cause);
 		f->bad++;
 	}
+	if (root && strcmp(root, "unknown") && strcmp(root, "none")) {
+		f->named++;
+		f->named_flagged += v.fatal;
+	}
 	if (root) {
 		f->roots++;
 		bool ok = v.fatal && root_right(root, &v);
@@ -371,7 +378,8 @@ static struct split_figs figs_sum(const struct split_figs *a, const struct split
 		.phases = a->phases + b->phases, .phases_right = a->phases_right + b->phases_right,
 		.described = a->described + b->described,
 		.stops_fatal = a->stops_fatal + b->stops_fatal,
-		.stops_clean = a->stops_clean + b->stops_clean, .bad = a->bad + b->bad,
+		.stops_clean = a->stops_clean + b->stops_clean, .named = a->named + b->named,
+		.named_flagged = a->named_flagged + b->named_flagged, .bad = a->bad + b->bad,
 	};
 }
 
@@ -388,6 +396,10 @@ static void print_figs(const char *split, const struct split_figs *f)
 	print_message("# %s: not flagged but stopping before startup complete (stops_in): %d of the "
 		      "%d fatal rows not flagged, %d of the %d clean rows\n",
 		      split, f->stops_fatal, fatal - flagged, f->stops_clean, f->clean);
+	print_message("# %s: fatal rows whose paste shows the exception or signal (`# root:` names "
+		      "one) flagged %d/%d; the others (root none or unknown: no error shown, or the "
+		      "paste stops before it) flagged %d/%d\n",
+		      split, f->named_flagged, f->named, flagged - f->named_flagged, fatal - f->named);
 }
 
 /* A held-out acceptance floor: printed met or MISSED, or not measured when
