@@ -17,7 +17,9 @@
 # excerpts, one per source, none used by another split, unchanged since its
 # freeze commit; heldout6/ (split 6, held-out): 56 excerpts, one per
 # source, none used by another split (nor any of its sources by another
-# split), unchanged since its freeze commit.
+# split), unchanged since its freeze commit; heldout6c/ (split 6, causes
+# batch, held out): 40 excerpts, one per source, none used by another split
+# or by split 6's main batch, unchanged since its freeze commit.
 . "${LOBES_SRC:-.}/tests/lib.sh"
 LOGS="$SRC/tests/fixtures/logs"
 FREEZE=c0c0284ece61bb286fdf6571ffe4225974d8abc3
@@ -31,6 +33,8 @@ FREEZE4="c95be2dbbf01800439b3c8395ba2105fd53732af a34c0d81c0f478eeec99e2cfee9b89
 FREEZE5=90e2d653c8c453b3ccc54ebb2a920fb874f9cea7
 # heldout6/ (split 6, held-out) was frozen in one commit
 FREEZE6=5d16fec58eeb8ea2be612227e7717b45434e1fef
+# heldout6c/ (split 6, causes batch) was frozen in one commit
+FREEZE6C=16033a610fa9c01143cab29dbeddce5efe0d818d
 
 # the side the draw rule (heldout/README.md) gives a source URL
 side() {
@@ -82,6 +86,11 @@ check() {
 				"$LOGS"/heldout/*.log "$LOGS"/heldout2/*.log "$LOGS"/heldout3/*.log \
 				"$LOGS"/heldout4/*.log "$LOGS"/heldout5/*.log &&
 				echo "$f: source already used outside heldout6/"
+		elif [ "$want" = heldout6c ]; then
+			grep -qF "# origin: $url " "$LOGS"/corpus/*.log "$LOGS"/train/*.log \
+				"$LOGS"/heldout/*.log "$LOGS"/heldout2/*.log "$LOGS"/heldout3/*.log \
+				"$LOGS"/heldout4/*.log "$LOGS"/heldout5/*.log "$LOGS"/heldout6/*.log &&
+				echo "$f: source already used outside heldout6c/"
 		elif [ "$want" = heldout3 ]; then
 			grep -qF "# origin: $url " "$LOGS"/corpus/*.log "$LOGS"/train/*.log \
 				"$LOGS"/heldout/*.log "$LOGS"/heldout2/*.log && echo "$f: source already used outside heldout3/"
@@ -125,7 +134,11 @@ n=$(ls "$LOGS"/heldout6/*.log | wc -l)
 is "$n" 56 "heldout6/ holds the 56 excerpts frozen in $FREEZE6"
 is "$(sed -n 's/^# origin: \([^ ]*\).*/\1/p' "$LOGS"/heldout6/*.log | sort | uniq -d)" "" \
 	"heldout6/: one excerpt per source"
-for d in train heldout heldout2 heldout3 heldout4 heldout5 heldout6; do
+n=$(ls "$LOGS"/heldout6c/*.log | wc -l)
+is "$n" 40 "heldout6c/ holds the 40 excerpts frozen in $FREEZE6C"
+is "$(sed -n 's/^# origin: \([^ ]*\).*/\1/p' "$LOGS"/heldout6c/*.log | sort | uniq -d)" "" \
+	"heldout6c/: one excerpt per source"
+for d in train heldout heldout2 heldout3 heldout4 heldout5 heldout6 heldout6c; do
 	problems=$(check "$LOGS/$d")
 	is "$problems" "" "$d/: headers, draw rule, new sources, vocabulary"
 done
@@ -171,17 +184,20 @@ like "$problems" "b.log: phase 'startup'" "an unknown phase is caught"
 like "$problems" "b.log: body line begins with #" "a body line that reads as header is caught"
 unlike "$problems" "b.log: (the rule|fatal without|cause)" "a well-formed header passes"
 
-P2="$TMP/plant/heldout2"
-mkdir -p "$P2"
-cat > "$P2/c.log" <<'L'
-# origin: https://github.com/vllm-project/vllm/issues/1738 (a source heldout/ already holds)
-# verdict: clean
-# split: heldout2
-INFO:     Application startup complete.
-L
-problems=$(check "$P2")
-like "$problems" "c.log: source already used outside heldout2/" "a heldout2 source used by another split is caught"
-unlike "$problems" "c.log: the rule puts" "heldout2 sources are not placed by the hash rule"
+# plant_used SPLIT URL: check a planted SPLIT/ whose one file, u.log, has a
+# source another split already holds
+plant_used() {
+	mkdir -p "$TMP/plant/$1"
+	printf '# origin: %s (a source another split already holds)\n# verdict: clean\n# split: %s\n%s\n' \
+		"$2" "$1" 'INFO:     Application startup complete.' > "$TMP/plant/$1/u.log"
+	check "$TMP/plant/$1"
+}
+problems=$(plant_used heldout2 https://github.com/vllm-project/vllm/issues/1738)
+like "$problems" "u.log: source already used outside heldout2/" "a heldout2 source used by another split is caught"
+unlike "$problems" "u.log: the rule puts" "heldout2 sources are not placed by the hash rule"
+problems=$(plant_used heldout6c https://github.com/axolotl-ai-cloud/axolotl/issues/2528)
+like "$problems" "u.log: source already used outside heldout6c/" "a heldout6c source used by split 6's main batch is caught"
+unlike "$problems" "u.log: the rule puts" "heldout6c sources are not placed by the hash rule"
 
 # split 1's bodies are never edited after the freeze (in a git checkout);
 # since it was consumed (heldout/README.md) a header may gain a training
@@ -221,4 +237,5 @@ unchanged_since heldout3 "$FREEZE3" 87
 for c in $FREEZE4; do unchanged_since heldout4 "$c"; done
 unchanged_since heldout5 "$FREEZE5" 66
 unchanged_since heldout6 "$FREEZE6" 56
+unchanged_since heldout6c "$FREEZE6C" 40
 done_testing
