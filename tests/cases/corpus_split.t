@@ -54,10 +54,20 @@ vocab() {
 	echo unknown
 }
 
+# The directories of excerpts in the order they were drawn: a source of a
+# split drawn after split 1 (heldout2/ onwards) may not be one that a
+# directory drawn before it already used.
+ORDER="corpus train heldout heldout2 heldout3 heldout4 heldout5 heldout6 heldout6c"
+
 # check DIR: print one line per broken rule, nothing when all hold
 check() {
-	local dir=$1 want f field url verdict cause split root phase
+	local dir=$1 want f field url verdict cause split root phase d
+	local -a before=()
 	want=$(basename "$dir")
+	for d in $ORDER; do
+		[ "$d" = "$want" ] && break
+		before+=("$LOGS/$d"/*.log)
+	done
 	for f in "$dir"/*.log; do
 		[ -e "$f" ] || continue
 		field() { sed -n "/^# [a-z-]*: /!q; s/^# $1: //p" "$f"; }
@@ -70,30 +80,8 @@ check() {
 		case "$url" in https://*) ;; *) echo "$f: no origin URL" ;; esac
 		case "$verdict" in fatal | clean) ;; *) echo "$f: verdict '$verdict'" ;; esac
 		[ "$split" = "$want" ] || echo "$f: split '$split' in $want/"
-		if [ "$want" = heldout2 ]; then
-			grep -qF "# origin: $url " "$LOGS"/corpus/*.log "$LOGS"/train/*.log \
-				"$LOGS"/heldout/*.log && echo "$f: source already used outside heldout2/"
-		elif [ "$want" = heldout4 ]; then
-			grep -qF "# origin: $url " "$LOGS"/corpus/*.log "$LOGS"/train/*.log \
-				"$LOGS"/heldout/*.log "$LOGS"/heldout2/*.log "$LOGS"/heldout3/*.log &&
-				echo "$f: source already used outside heldout4/"
-		elif [ "$want" = heldout5 ]; then
-			grep -qF "# origin: $url " "$LOGS"/corpus/*.log "$LOGS"/train/*.log \
-				"$LOGS"/heldout/*.log "$LOGS"/heldout2/*.log "$LOGS"/heldout3/*.log \
-				"$LOGS"/heldout4/*.log && echo "$f: source already used outside heldout5/"
-		elif [ "$want" = heldout6 ]; then
-			grep -qF "# origin: $url " "$LOGS"/corpus/*.log "$LOGS"/train/*.log \
-				"$LOGS"/heldout/*.log "$LOGS"/heldout2/*.log "$LOGS"/heldout3/*.log \
-				"$LOGS"/heldout4/*.log "$LOGS"/heldout5/*.log &&
-				echo "$f: source already used outside heldout6/"
-		elif [ "$want" = heldout6c ]; then
-			grep -qF "# origin: $url " "$LOGS"/corpus/*.log "$LOGS"/train/*.log \
-				"$LOGS"/heldout/*.log "$LOGS"/heldout2/*.log "$LOGS"/heldout3/*.log \
-				"$LOGS"/heldout4/*.log "$LOGS"/heldout5/*.log "$LOGS"/heldout6/*.log &&
-				echo "$f: source already used outside heldout6c/"
-		elif [ "$want" = heldout3 ]; then
-			grep -qF "# origin: $url " "$LOGS"/corpus/*.log "$LOGS"/train/*.log \
-				"$LOGS"/heldout/*.log "$LOGS"/heldout2/*.log && echo "$f: source already used outside heldout3/"
+		if [[ "$want" == heldout?* ]]; then
+			grep -qF "# origin: $url " "${before[@]}" && echo "$f: source already used outside $want/"
 		else
 			[ "$(side "$url")" = "$want" ] || echo "$f: the rule puts $url in $(side "$url")/"
 			grep -qF "# origin: $url " "$LOGS"/corpus/*.log && echo "$f: source already in corpus/"
